@@ -1,0 +1,102 @@
+// Package trace defines conform's trace: a header and time-stamped events,
+// serialized as JSON Lines. The format is documented for other languages in
+// traces/README.md (with a JSON Schema), so drivers written in any language
+// can emit it.
+package trace
+
+import "time"
+
+// Source says who observed an event.
+type Source string
+
+// The sources of DESIGN.md's trace format.
+const (
+	SourceCapture      Source = "capture"       // packets seen in the client namespace
+	SourceBackend      Source = "backend"       // a lab backend: accepts, handshakes, RPCs served
+	SourceDriver       Source = "driver"        // the implementation's driver: channel state, RPC results
+	SourceHarness      Source = "harness"       // stimuli the harness applied: faults, resolver updates
+	SourcePolicy       Source = "policy"        // LB-level events from the simulator or the recorder
+	SourceControlPlane Source = "control-plane" // xDS requests, ACKs and NACKs
+)
+
+// Kind names what happened. Kinds are grouped by source; every kind is
+// listed here so that readers can reject unknown ones.
+type Kind string
+
+// Capture kinds.
+const (
+	KindSYN    Kind = "syn"     // Addr: destination; Port: client port; Retransmit
+	KindSYNACK Kind = "syn-ack" // the SYN to Addr/Port was answered
+	KindRST    Kind = "rst"     // the SYN to Addr/Port was refused
+)
+
+// Backend kinds.
+const (
+	KindAccept    Kind = "accept"     // Backend accepted a TCP connection on Addr from Peer
+	KindPreface   Kind = "preface"    // the HTTP/2 client preface arrived
+	KindRPCServed Kind = "rpc-served" // Backend served an RPC (Method) on Addr for Peer
+)
+
+// Harness kinds: the stimuli.
+const (
+	KindResolverUpdate Kind = "resolver-update" // Endpoints pushed to the client
+	KindFaultSet       Kind = "fault-set"       // Fault applied to Addr
+	KindFaultClear     Kind = "fault-clear"     // fault on Addr removed
+	KindBackendDown    Kind = "backend-down"    // Backend stopped listening
+	KindBackendUp      Kind = "backend-up"      // Backend listens again
+	KindRPCStart       Kind = "rpc-start"       // RPC sent (WaitForReady, Deadline)
+	KindNote           Kind = "note"            // free text (Detail): an observation
+)
+
+// Policy kinds: what a load-balancing policy did, as the simulator or the
+// recorder saw it at the balancer API (L9).
+const (
+	KindSubchannelNew      Kind = "subchannel-new"      // Subchannel created for Addrs
+	KindSubchannelConnect  Kind = "subchannel-connect"  // Connect requested on Subchannel
+	KindSubchannelState    Kind = "subchannel-state"    // Subchannel reported State (Err)
+	KindSubchannelHealth   Kind = "subchannel-health"   // health State reported for Subchannel
+	KindSubchannelShutdown Kind = "subchannel-shutdown" // Subchannel shut down by the policy
+	KindBalancerState      Kind = "balancer-state"      // policy reported State with a new picker
+	KindPick               Kind = "pick"                // RPC picked Subchannel/Addr, or queued, or failed (Err)
+	KindResolveNow         Kind = "resolve-now"         // policy asked for re-resolution
+	KindTimerStart         Kind = "timer-start"         // Timer started for Duration
+	KindTimerFire          Kind = "timer-fire"          // Timer fired
+	KindTimerStop          Kind = "timer-stop"          // Timer stopped before firing
+)
+
+// Driver kinds.
+const (
+	KindChannelState Kind = "channel-state" // the channel's connectivity State
+	KindRPCResult    Kind = "rpc-result"    // RPC finished: Backend that answered, or Code and Err
+	KindLog          Kind = "log"           // a log line from the implementation (Detail)
+)
+
+// Event is one line of a trace. Fields that do not apply to a kind are left
+// empty and omitted from the JSON form. T is the time since the scenario
+// started, in nanoseconds on one monotonic clock.
+type Event struct {
+	T      time.Duration `json:"t"`
+	Source Source        `json:"src"`
+	Kind   Kind          `json:"kind"`
+
+	Addr         string        `json:"addr,omitempty"`       // ip:port, IPv6 in brackets
+	Port         int           `json:"port,omitempty"`       // client-side port of a captured packet
+	Peer         string        `json:"peer,omitempty"`       // the other end's ip:port
+	Backend      string        `json:"backend,omitempty"`    // lab backend name
+	Subchannel   string        `json:"subchannel,omitempty"` // subchannel id, stable within a trace ("sc1")
+	Addrs        []string      `json:"addrs,omitempty"`      // a subchannel's addresses
+	Policy       string        `json:"policy,omitempty"`     // which policy in a tree ("priority/p0/pick_first")
+	State        string        `json:"state,omitempty"`      // IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN
+	RPC          string        `json:"rpc,omitempty"`        // the scenario's RPC id
+	Method       string        `json:"method,omitempty"`     // full gRPC method name
+	Code         string        `json:"code,omitempty"`       // gRPC status code name
+	Timer        string        `json:"timer,omitempty"`      // timer purpose ("connection attempt delay")
+	TimerID      uint64        `json:"timer_id,omitempty"`   // distinguishes timers with one purpose
+	Duration     time.Duration `json:"duration,omitempty"`
+	Fault        string        `json:"fault,omitempty"`      // drop, reset, stall, down
+	Retransmit   bool          `json:"retransmit,omitempty"` // a SYN retransmission
+	WaitForReady bool          `json:"wait_for_ready,omitempty"`
+	Endpoints    [][]string    `json:"endpoints,omitempty"` // a resolver update: addresses per endpoint
+	Err          string        `json:"err,omitempty"`
+	Detail       string        `json:"detail,omitempty"`
+}
