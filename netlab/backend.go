@@ -1,0 +1,278 @@
+package netlab
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/vishvananda/netns"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+)
+
+// Backend is one backend host: a namespace with an in-process grpc-go server
+// listening on each of the backend's addresses.
+type Backend struct {
+	name   string
+	index  int
+	ns     netns.NsHandle
+	addrs  []netip.AddrPort
+	rec    *recorder
+	fw     *firewall
+	srv    *grpc.Server
+	health *health.Server
+
+	mu        sync.Mutex // guards the fields below; never held while calling out
+	down      bool
+	faults    map[netip.AddrPort]Fault
+	listeners map[netip.AddrPort]net.Listener
+	conns     map[netip.AddrPort]map[net.Conn]struct{}
+	serving   sync.WaitGroup // Serve loops and stalled connections
+}
+
+// Name is the backend's name.
+func (b *Backend) Name() string { return b.name }
+
+// Index is the backend's position in Config.Backends.
+func (b *Backend) Index() int { return b.index }
+
+// Addrs are the addresses the backend listens on, IPv4 first.
+func (b *Backend) Addrs() []netip.AddrPort { return append([]netip.AddrPort(nil), b.addrs...) }
+
+func newBackend(bc BackendConfig, index, port int, ns netns.NsHandle, rec *recorder) (*Backend, error) {
+	b := &Backend{
+		name: bc.Name, index: index, ns: ns, rec: rec,
+		faults:    make(map[netip.AddrPort]Fault),
+		listeners: make(map[netip.AddrPort]net.Listener),
+		conns:     make(map[netip.AddrPort]map[net.Conn]struct{}),
+	}
+	if bc.Families.HasIPv4() {
+		b.addrs = append(b.addrs, netip.AddrPortFrom(BackendAddr(index, false), uint16(port)))
+	}
+	if bc.Families.HasIPv6() {
+		b.addrs = append(b.addrs, netip.AddrPortFrom(BackendAddr(index, true), uint16(port)))
+	}
+	fw, err := newFirewall(int(ns))
+	if err != nil {
+		return nil, err
+	}
+	b.fw = fw
+	b.srv = grpc.NewServer(
+		grpc.ForceServerCodec(RawCodec{}),
+		grpc.UnaryInterceptor(b.unaryInterceptor),
+		grpc.StreamInterceptor(b.streamInterceptor),
+	)
+	b.health = health.NewServer()
+	healthpb.RegisterHealthServer(b.srv, b.health)
+	b.srv.RegisterService(&nameService, b)
+	return b, nil
+}
+
+// start opens every address's listener.
+func (b *Backend) start() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ap := range b.addrs {
+		if err := b.listenLocked(ap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listenLocked opens ap's listener inside the backend's namespace (a
+// listener keeps its namespace after the thread leaves) and serves it.
+func (b *Backend) listenLocked(ap netip.AddrPort) error {
+	if _, ok := b.listeners[ap]; ok {
+		return nil
+	}
+	var lis net.Listener
+	err := inNS(b.ns, func() (err error) {
+		lis, err = net.Listen("tcp", ap.String())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("netlab: backend %s: listen on %s: %w", b.name, ap, err)
+	}
+	ol := &observedListener{Listener: lis, b: b, addr: ap}
+	b.listeners[ap] = ol
+	b.serving.Add(1)
+	go func() {
+		defer b.serving.Done()
+		_ = b.srv.Serve(ol) // returns when the listener is closed
+	}()
+	return nil
+}
+
+// unlistenLocked closes ap's listener and every live connection accepted on it.
+func (b *Backend) unlistenLocked(ap netip.AddrPort) {
+	if lis, ok := b.listeners[ap]; ok {
+		lis.Close()
+		delete(b.listeners, ap)
+	}
+	for c := range b.conns[ap] {
+		c.Close()
+	}
+}
+
+func (b *Backend) track(ap netip.AddrPort, c net.Conn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conns[ap] == nil {
+		b.conns[ap] = make(map[net.Conn]struct{})
+	}
+	b.conns[ap][c] = struct{}{}
+}
+
+func (b *Backend) untrack(ap netip.AddrPort, c net.Conn) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.conns[ap], c)
+}
+
+func (b *Backend) stalled(ap netip.AddrPort) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.faults[ap] == FaultStall
+}
+
+// has reports whether ap is one of the backend's addresses.
+func (b *Backend) has(ap netip.AddrPort) bool {
+	for _, a := range b.addrs {
+		if a == ap {
+			return true
+		}
+	}
+	return false
+}
+
+// setFault applies f to ap; it is in force when setFault returns.
+func (b *Backend) setFault(ap netip.AddrPort, f Fault) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := b.faults[ap]
+	if f == FaultNone {
+		delete(b.faults, ap)
+	} else {
+		b.faults[ap] = f
+	}
+	if isFirewalled(old) || isFirewalled(f) {
+		if err := b.fw.apply(b.faults); err != nil {
+			return err
+		}
+	}
+	return b.reconcileLocked(ap)
+}
+
+func isFirewalled(f Fault) bool { return f == FaultDrop || f == FaultReset }
+
+// reconcileLocked makes ap listen exactly when the backend is up and ap is
+// not faulted down.
+func (b *Backend) reconcileLocked(ap netip.AddrPort) error {
+	if b.down || b.faults[ap] == FaultDown {
+		b.unlistenLocked(ap)
+		return nil
+	}
+	return b.listenLocked(ap)
+}
+
+// setDown takes the whole backend down (true) or brings it back up.
+func (b *Backend) setDown(down bool) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.down = down
+	for _, ap := range b.addrs {
+		if err := b.reconcileLocked(ap); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetServing sets what the backend's health service reports for every
+// service ("" included): SERVING when true, NOT_SERVING when false.
+func (b *Backend) SetServing(serving bool) {
+	st := healthpb.HealthCheckResponse_NOT_SERVING
+	if serving {
+		st = healthpb.HealthCheckResponse_SERVING
+	}
+	b.health.SetServingStatus("", st)
+}
+
+// close stops the server and waits for everything it started.
+func (b *Backend) close() {
+	b.srv.Stop() // closes listeners and connections
+	b.mu.Lock()
+	for ap := range b.listeners {
+		b.unlistenLocked(ap)
+	}
+	for ap := range b.conns {
+		for c := range b.conns[ap] {
+			c.Close()
+		}
+	}
+	b.mu.Unlock()
+	b.serving.Wait()
+	b.health.Shutdown()
+	if b.fw != nil {
+		b.fw.close()
+	}
+}
+
+func (b *Backend) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs(BackendHeader, b.name))
+	b.recordRPC(ctx, info.FullMethod)
+	return h(ctx, req)
+}
+
+func (b *Backend) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	_ = ss.SetHeader(metadata.Pairs(BackendHeader, b.name))
+	b.recordRPC(ss.Context(), info.FullMethod)
+	return h(srv, ss)
+}
+
+func (b *Backend) recordRPC(ctx context.Context, method string) {
+	e := Event{T: b.rec.now(), Kind: EventRPC, Backend: b.name, Method: method}
+	if p, ok := peer.FromContext(ctx); ok {
+		e.Peer = addrPortOf(p.Addr)
+		e.Addr = addrPortOf(p.LocalAddr)
+	}
+	b.rec.add(e)
+}
+
+func addrPortOf(a net.Addr) netip.AddrPort {
+	if t, ok := a.(*net.TCPAddr); ok {
+		ap := t.AddrPort()
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	return netip.AddrPort{}
+}
+
+// nameService is the raw-bytes service: Name returns the backend's name.
+var nameService = grpc.ServiceDesc{
+	ServiceName: "conform.lab.Backend",
+	HandlerType: (*any)(nil),
+	Methods: []grpc.MethodDesc{{
+		MethodName: "Name",
+		Handler:    nameHandler,
+	}},
+	Metadata: "conform/lab/backend",
+}
+
+func nameHandler(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+	var in []byte
+	if err := dec(&in); err != nil {
+		return nil, err
+	}
+	b := srv.(*Backend)
+	h := func(context.Context, any) (any, error) { return []byte(b.name), nil }
+	if ic == nil {
+		return h(ctx, in)
+	}
+	return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: NameMethod}, h)
+}

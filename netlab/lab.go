@@ -1,0 +1,201 @@
+package netlab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sync"
+
+	"github.com/vishvananda/netns"
+	"golang.org/x/sync/errgroup"
+)
+
+// Lab is a running lab. Its methods are safe for concurrent use.
+type Lab struct {
+	cfg      Config
+	rec      *recorder
+	switchNS netns.NsHandle
+	clients  []*host
+	backends []*Backend
+	byName   map[string]*Backend
+	byAddr   map[netip.AddrPort]*Backend
+
+	closeOnce sync.Once
+	closeErr  error
+	procs     processes
+}
+
+// plugParallelism bounds how many hosts are created at once.
+const plugParallelism = 8
+
+// Start validates cfg and builds the lab: the switch, the clients, every
+// backend with its server listening. On error nothing is left behind.
+func Start(ctx context.Context, cfg Config) (_ *Lab, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	l := &Lab{cfg: cfg, rec: newRecorder(cfg.OnEvent), switchNS: netns.None(),
+		byName: make(map[string]*Backend), byAddr: make(map[netip.AddrPort]*Backend)}
+	defer func() {
+		if err != nil {
+			l.Close()
+		}
+	}()
+	if l.switchNS, err = newSwitch(); err != nil {
+		return nil, err
+	}
+	if err := l.plugAll(ctx); err != nil {
+		return nil, err
+	}
+	for _, b := range l.backends {
+		if err := b.start(); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// plugAll creates every client and backend host, several at a time.
+func (l *Lab) plugAll(ctx context.Context) error {
+	hosts := make([]*host, 0, l.cfg.Clients+len(l.cfg.Backends))
+	for c := range l.cfg.Clients {
+		hst := &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(),
+			v4: ClientAddr(c, false), v6: ClientAddr(c, true)}
+		l.clients = append(l.clients, hst)
+		hosts = append(hosts, hst)
+	}
+	for i, bc := range l.cfg.Backends {
+		hst := &host{name: bc.Name, port: fmt.Sprintf("b%d", i), ns: netns.None()}
+		if bc.Families.HasIPv4() {
+			hst.v4 = BackendAddr(i, false)
+		}
+		if bc.Families.HasIPv6() {
+			hst.v6 = BackendAddr(i, true)
+		}
+		hosts = append(hosts, hst)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(plugParallelism)
+	for _, hst := range hosts {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return plug(l.switchNS, hst)
+		})
+	}
+	err := g.Wait()
+	for i, bc := range l.cfg.Backends { // even on error: their namespaces need closing
+		hst := hosts[l.cfg.Clients+i]
+		if !hst.ns.IsOpen() {
+			continue
+		}
+		b, berr := newBackend(bc, i, l.cfg.Port, hst.ns, l.rec)
+		if berr != nil {
+			hst.ns.Close()
+			err = errors.Join(err, berr)
+			continue
+		}
+		l.backends = append(l.backends, b)
+		l.byName[b.name] = b
+		for _, ap := range b.addrs {
+			l.byAddr[ap] = b
+		}
+	}
+	return err
+}
+
+// Close removes everything the lab created: processes, servers, capture,
+// namespaces (and with them every veth and rule). It is idempotent.
+func (l *Lab) Close() error {
+	l.closeOnce.Do(func() {
+		l.procs.killAll()
+		for _, b := range l.backends {
+			b.close()
+			b.ns.Close()
+		}
+		for _, c := range l.clients {
+			if c.ns.IsOpen() {
+				c.ns.Close()
+			}
+		}
+		if l.switchNS.IsOpen() {
+			l.switchNS.Close()
+		}
+	})
+	return l.closeErr
+}
+
+// Backend returns the backend with that name, or nil.
+func (l *Lab) Backend(name string) *Backend { return l.byName[name] }
+
+// Backends returns every backend in index order.
+func (l *Lab) Backends() []*Backend { return append([]*Backend(nil), l.backends...) }
+
+// Port is the port every backend listens on.
+func (l *Lab) Port() int { return l.cfg.Port }
+
+// Addr returns backend name's address of one family.
+func (l *Lab) Addr(name string, v6 bool) (netip.AddrPort, error) {
+	b := l.byName[name]
+	if b == nil {
+		return netip.AddrPort{}, fmt.Errorf("netlab: no backend %q", name)
+	}
+	for _, ap := range b.addrs {
+		if ap.Addr().Is6() == v6 {
+			return ap, nil
+		}
+	}
+	fam := "IPv4"
+	if v6 {
+		fam = "IPv6"
+	}
+	return netip.AddrPort{}, fmt.Errorf("netlab: backend %q has no %s address", name, fam)
+}
+
+// SetFault applies f (FaultNone clears) to one backend address. The fault is
+// in force when SetFault returns.
+func (l *Lab) SetFault(ap netip.AddrPort, f Fault) error {
+	b := l.byAddr[ap]
+	if b == nil {
+		return fmt.Errorf("netlab: %s is not a backend address of this lab", ap)
+	}
+	if f < FaultNone || f > FaultDown {
+		return fmt.Errorf("netlab: unknown fault %d", int(f))
+	}
+	if err := b.setFault(ap, f); err != nil {
+		return err
+	}
+	e := Event{T: l.rec.now(), Kind: EventFaultSet, Backend: b.name, Addr: ap, Fault: f}
+	if f == FaultNone {
+		e.Kind = EventFaultClear
+	}
+	l.rec.add(e)
+	return nil
+}
+
+// SetBackendDown takes a backend down (no listener, live connections closed)
+// or brings it back up. Per-address faults are kept.
+func (l *Lab) SetBackendDown(name string, down bool) error {
+	b := l.byName[name]
+	if b == nil {
+		return fmt.Errorf("netlab: no backend %q", name)
+	}
+	if err := b.setDown(down); err != nil {
+		return err
+	}
+	kind := EventBackendUp
+	if down {
+		kind = EventBackendDown
+	}
+	l.rec.add(Event{T: l.rec.now(), Kind: kind, Backend: name})
+	return nil
+}
+
+// Events returns everything observed so far, in time order.
+func (l *Lab) Events() []Event { return l.rec.snapshot() }
+
+// Now is the time since the lab started, on the events' timebase.
+func (l *Lab) Now() Duration { return l.rec.now() }

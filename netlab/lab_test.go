@@ -1,0 +1,33 @@
+package netlab
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+// TestLab_ServesNameAndHealthOnEveryAddress verifies that each backend answers
+// the raw Name method (with its header) and the health service on both families.
+func TestLab_ServesNameAndHealthOnEveryAddress(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2", Families: IPv6Only}}})
+	for _, b := range l.Backends() {
+		for _, ap := range b.Addrs() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			cc := dialGRPC(t, l, ap.String())
+			name, err := CallName(ctx, cc)
+			if err != nil || name != b.Name() {
+				t.Errorf("Name on %s = %q, %v; want %q", ap, name, err, b.Name())
+			}
+			resp, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Errorf("health on %s = %v, %v; want SERVING", ap, resp.GetStatus(), err)
+			}
+			cancel()
+		}
+	}
+	if got := len(l.Backend("b2").Addrs()); got != 1 {
+		t.Errorf("IPv6-only backend has %d addresses, want 1", got)
+	}
+}
