@@ -1,0 +1,140 @@
+package priority
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/serviceconfig"
+)
+
+// revision selects which text of A56 the policy follows where the texts
+// differ. It is conform's extension to the A56 config: both revisions are
+// legitimate targets (spec/README.md), and a check names the one it is from.
+type revision string
+
+const (
+	// revisionSeed is A56 as first written (last updated 2022-08-23), with
+	// the child policy cache on config removal.
+	revisionSeed revision = "seed"
+	// revisionLatest is A56 as updated by A115 (last updated 2025-08-18): the
+	// failover timer re-runs the choice, starts only on a transition into
+	// CONNECTING, and a child removed from the config is removed at once.
+	revisionLatest revision = "latest"
+)
+
+// lbConfig is A56's PriorityLoadBalancingPolicyConfig, parsed.
+type lbConfig struct {
+	serviceconfig.LoadBalancingConfig
+
+	children   map[string]*childConfig
+	priorities []string
+	revision   revision
+}
+
+// childConfig is A56's Child: the first registered policy of its config
+// list, with that policy's parsed config.
+type childConfig struct {
+	policy             string
+	config             serviceconfig.LoadBalancingConfig
+	ignoreReresolution bool
+}
+
+type jsonChild struct {
+	Config []map[string]json.RawMessage `json:"config"`
+	// The proto field is ignore_reresolution_requests; proto3 JSON also
+	// accepts the lowerCamelCase form, which grpc-go emits.
+	IgnoreSnake *bool `json:"ignore_reresolution_requests"`
+	IgnoreCamel *bool `json:"ignoreReresolutionRequests"`
+}
+
+type jsonConfig struct {
+	Children   map[string]jsonChild `json:"children"`
+	Priorities []string             `json:"priorities"`
+	Revision   string               `json:"revision"`
+}
+
+func parseConfig(js json.RawMessage) (*lbConfig, error) {
+	var jc jsonConfig
+	if err := json.Unmarshal(js, &jc); err != nil {
+		return nil, fmt.Errorf("%s: config: %v", Name, err)
+	}
+	cfg := &lbConfig{children: make(map[string]*childConfig), priorities: jc.Priorities}
+	switch jc.Revision {
+	case "", string(revisionSeed):
+		cfg.revision = revisionSeed
+	case string(revisionLatest):
+		cfg.revision = revisionLatest
+	default:
+		return nil, fmt.Errorf("%s: config: revision %q is neither %q nor %q", Name, jc.Revision, revisionSeed, revisionLatest)
+	}
+	for name, jch := range jc.Children {
+		cc, err := parseChild(jch)
+		if err != nil {
+			return nil, fmt.Errorf("%s: config: children[%q]: %v", Name, name, err)
+		}
+		cfg.children[name] = cc
+	}
+	// Names tie priorities to children (A56, LB Policy Configuration): every
+	// priority names a child, once, and every child has a priority.
+	seen := make(map[string]bool)
+	for i, name := range jc.Priorities {
+		if _, ok := cfg.children[name]; !ok {
+			return nil, fmt.Errorf("%s: config: priorities[%d] %q is not in children", Name, i, name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: config: priorities[%d] %q is listed twice", Name, i, name)
+		}
+		seen[name] = true
+	}
+	for name := range cfg.children {
+		if !seen[name] {
+			return nil, fmt.Errorf("%s: config: children[%q] is not in priorities", Name, name)
+		}
+	}
+	return cfg, nil
+}
+
+// parseChild picks the first policy of the list that is registered, as a
+// LoadBalancingConfig list is read everywhere in gRPC, and parses its config
+// with that policy's own parser.
+func parseChild(jch jsonChild) (*childConfig, error) {
+	cc := &childConfig{}
+	switch {
+	case jch.IgnoreSnake != nil:
+		cc.ignoreReresolution = *jch.IgnoreSnake
+	case jch.IgnoreCamel != nil:
+		cc.ignoreReresolution = *jch.IgnoreCamel
+	}
+	var names []string
+	for _, entry := range jch.Config {
+		if len(entry) != 1 {
+			return nil, fmt.Errorf("config entry has %d policies, want 1", len(entry))
+		}
+		for name, raw := range entry {
+			names = append(names, name)
+			if cc.policy != "" {
+				continue
+			}
+			b := balancer.Get(name)
+			if b == nil {
+				continue
+			}
+			cc.policy = name
+			if p, ok := b.(balancer.ConfigParser); ok {
+				if len(raw) == 0 || string(raw) == "null" {
+					raw = json.RawMessage("{}")
+				}
+				c, err := p.ParseConfig(raw)
+				if err != nil {
+					return nil, fmt.Errorf("policy %q: %v", name, err)
+				}
+				cc.config = c
+			}
+		}
+	}
+	if cc.policy == "" {
+		return nil, fmt.Errorf("no registered policy among %v", names)
+	}
+	return cc, nil
+}
