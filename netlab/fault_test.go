@@ -1,0 +1,229 @@
+package netlab
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/connectivity"
+)
+
+// probeWait is how long a probe waits for something that should not happen.
+const probeWait = 300 * time.Millisecond
+
+// outcome is what a client sees when it opens a connection to an address.
+type outcome string
+
+const (
+	outEstablished outcome = "HTTP/2 answered"    // TCP up, server sent its SETTINGS
+	outHangs       outcome = "connect hangs"      // SYN never answered
+	outRefused     outcome = "connection refused" // TCP reset
+	outStalled     outcome = "HTTP/2 silent"      // TCP up, server never speaks
+)
+
+// probe dials ap from the client namespace, sends the HTTP/2 preface, and
+// classifies what happens.
+func probe(t *testing.T, l *Lab, ap netip.AddrPort) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), probeWait)
+	defer cancel()
+	c, err := l.DialContext(ctx, "tcp", ap.String())
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return outRefused
+	case isTimeout(err):
+		return outHangs
+	case err != nil:
+		t.Fatalf("dial %s: unexpected error %v", ap, err)
+	}
+	defer c.Close()
+	if _, err := c.Write(http2Preface); err != nil {
+		t.Fatalf("write preface to %s: %v", ap, err)
+	}
+	c.SetReadDeadline(time.Now().Add(probeWait))
+	buf := make([]byte, 9) // one HTTP/2 frame header
+	_, err = c.Read(buf)
+	if isTimeout(err) {
+		return outStalled
+	}
+	if err != nil {
+		t.Fatalf("read from %s: %v", ap, err)
+	}
+	if buf[3] != 0x4 { // SETTINGS
+		t.Fatalf("%s sent frame type %#x first, want SETTINGS", ap, buf[3])
+	}
+	return outEstablished
+}
+
+// TestLab_Faults_EachModeBothFamilies verifies each fault's effect on both
+// families as seen from the client namespace, and that clearing restores service.
+func TestLab_Faults_EachModeBothFamilies(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2"}}})
+	want := map[Fault]outcome{
+		FaultNone: outEstablished, FaultDrop: outHangs, FaultReset: outRefused,
+		FaultStall: outStalled, FaultDown: outRefused,
+	}
+	other := l.Backend("b2").Addrs()
+	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown} {
+		for _, ap := range l.Backend("b1").Addrs() {
+			t.Run(f.String()+"/"+family(ap), func(t *testing.T) {
+				if err := l.SetFault(ap, f); err != nil {
+					t.Fatal(err)
+				}
+				if got := probe(t, l, ap); got != want[f] {
+					t.Errorf("with %s on %s: %s, want %s", f, ap, got, want[f])
+				}
+				for _, o := range other { // faults are per address
+					if got := probe(t, l, o); got != outEstablished {
+						t.Errorf("with %s on %s, the untouched %s: %s", f, ap, o, got)
+					}
+				}
+				if err := l.SetFault(ap, FaultNone); err != nil {
+					t.Fatal(err)
+				}
+				if got := probe(t, l, ap); got != outEstablished {
+					t.Errorf("after clearing %s on %s: %s, want %s", f, ap, got, outEstablished)
+				}
+			})
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+func family(ap netip.AddrPort) string {
+	if ap.Addr().Is6() {
+		return "ipv6"
+	}
+	return "ipv4"
+}
+
+// TestLab_DropAndResetSpareEstablishedConnections verifies that drop and
+// reset act on new connections only: a READY channel keeps working.
+func TestLab_DropAndResetSpareEstablishedConnections(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1", Families: IPv4Only}}})
+	ap := l.Backend("b1").Addrs()[0]
+	cc := dialGRPC(t, l, ap.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := CallName(ctx, cc); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []Fault{FaultDrop, FaultReset} {
+		if err := l.SetFault(ap, f); err != nil {
+			t.Fatal(err)
+		}
+		if name, err := CallName(ctx, cc); err != nil || name != "b1" {
+			t.Errorf("with %s set, the established channel: %q, %v", f, name, err)
+		}
+	}
+}
+
+// TestLab_DownClosesLiveConnections verifies that down on an address, and a
+// backend taken down, close the connections a READY channel holds.
+func TestLab_DownClosesLiveConnections(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1", Families: IPv6Only}}})
+	ap := l.Backend("b1").Addrs()[0]
+	for _, takeDown := range []func() error{
+		func() error { return l.SetFault(ap, FaultDown) },
+		func() error { return l.SetBackendDown("b1", true) },
+	} {
+		cc := dialGRPC(t, l, ap.String())
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if _, err := CallName(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+		if err := takeDown(); err != nil {
+			t.Fatal(err)
+		}
+		if !cc.WaitForStateChange(ctx, connectivity.Ready) {
+			t.Errorf("channel stayed READY after its backend went down")
+		}
+		cancel()
+		if got := probe(t, l, ap); got != outRefused {
+			t.Errorf("down address: %s, want %s", got, outRefused)
+		}
+		if err := l.SetFault(ap, FaultNone); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.SetBackendDown("b1", false); err != nil {
+			t.Fatal(err)
+		}
+		if got := probe(t, l, ap); got != outEstablished {
+			t.Errorf("back up: %s, want %s", got, outEstablished)
+		}
+	}
+}
+
+// TestLab_FaultEventsAreRecorded verifies that fault changes and backend
+// activity appear in the event stream, in time order.
+func TestLab_FaultEventsAreRecorded(t *testing.T) {
+	prefaces := make(chan Event, 4)
+	l := startLab(t, Config{
+		Backends: []BackendConfig{{Name: "b1", Families: IPv4Only}},
+		OnEvent: func(e Event) {
+			if e.Kind == EventPreface {
+				prefaces <- e
+			}
+		},
+	})
+	ap := l.Backend("b1").Addrs()[0]
+	if err := l.SetFault(ap, FaultStall); err != nil {
+		t.Fatal(err)
+	}
+	probe(t, l, ap)
+	if err := l.SetFault(ap, FaultNone); err != nil {
+		t.Fatal(err)
+	}
+	probe(t, l, ap)
+	select { // the server answers before it reads the preface: wait for it
+	case <-prefaces:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no preface event after a healthy probe")
+	}
+	var kinds []EventKind
+	var last Duration
+	for _, e := range l.Events() {
+		if e.T < last {
+			t.Errorf("event out of order: %v after %v", e, last)
+		}
+		last = e.T
+		kinds = append(kinds, e.Kind)
+	}
+	want := []EventKind{EventFaultSet, EventAccept, EventFaultClear, EventAccept, EventPreface}
+	if !slices.Equal(kinds, want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+}
+
+// TestLab_StartNamesTheBadField verifies Config validation.
+func TestLab_StartNamesTheBadField(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Backends: []BackendConfig{{Name: "B1"}}}, "Config.Backends[0].Name"},
+		{Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b1"}}}, "Config.Backends[1].Name"},
+		{Config{Backends: []BackendConfig{{Name: "b1", Families: 7}}}, "Config.Backends[0].Families"},
+		{Config{Port: 70000}, "Config.Port"},
+		{Config{Clients: 999}, "Config.Clients"},
+	} {
+		_, err := Start(context.Background(), tc.cfg)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Start(%+v) = %v, want an error naming %s", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
