@@ -45,23 +45,27 @@ const (
 	KindBackendDown    Kind = "backend-down"    // Backend stopped listening
 	KindBackendUp      Kind = "backend-up"      // Backend listens again
 	KindRPCStart       Kind = "rpc-start"       // RPC sent (WaitForReady, Deadline)
+	KindResolverError  Kind = "resolver-error"  // the resolver reported Err
+	KindHealthSet      Kind = "health-set"      // Addr now serves health State
+	KindExitIdle       Kind = "exit-idle"       // the channel asked the policy to leave IDLE
 	KindNote           Kind = "note"            // free text (Detail): an observation
 )
 
 // Policy kinds: what a load-balancing policy did, as the simulator or the
 // recorder saw it at the balancer API (L9).
 const (
-	KindSubchannelNew      Kind = "subchannel-new"      // Subchannel created for Addrs
-	KindSubchannelConnect  Kind = "subchannel-connect"  // Connect requested on Subchannel
-	KindSubchannelState    Kind = "subchannel-state"    // Subchannel reported State (Err)
-	KindSubchannelHealth   Kind = "subchannel-health"   // health State reported for Subchannel
-	KindSubchannelShutdown Kind = "subchannel-shutdown" // Subchannel shut down by the policy
-	KindBalancerState      Kind = "balancer-state"      // policy reported State with a new picker
-	KindPick               Kind = "pick"                // RPC picked Subchannel/Addr, or queued, or failed (Err)
-	KindResolveNow         Kind = "resolve-now"         // policy asked for re-resolution
-	KindTimerStart         Kind = "timer-start"         // Timer started for Duration
-	KindTimerFire          Kind = "timer-fire"          // Timer fired
-	KindTimerStop          Kind = "timer-stop"          // Timer stopped before firing
+	KindSubchannelNew      Kind = "subchannel-new"       // Subchannel created for Addrs
+	KindSubchannelConnect  Kind = "subchannel-connect"   // Connect requested on Subchannel
+	KindSubchannelAddrs    Kind = "subchannel-addresses" // Subchannel's Addrs updated by the policy
+	KindSubchannelState    Kind = "subchannel-state"     // Subchannel reported State (Err)
+	KindSubchannelHealth   Kind = "subchannel-health"    // health State reported for Subchannel
+	KindSubchannelShutdown Kind = "subchannel-shutdown"  // Subchannel shut down by the policy
+	KindBalancerState      Kind = "balancer-state"       // policy reported State with a new picker
+	KindPick               Kind = "pick"                 // RPC picked Subchannel/Addr, or queued, or failed (Err)
+	KindResolveNow         Kind = "resolve-now"          // policy asked for re-resolution
+	KindTimerStart         Kind = "timer-start"          // Timer started for Duration
+	KindTimerFire          Kind = "timer-fire"           // Timer fired
+	KindTimerStop          Kind = "timer-stop"           // Timer stopped before firing
 )
 
 // Driver kinds.

@@ -1,0 +1,89 @@
+package sim
+
+import (
+	"strings"
+	"time"
+
+	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// worldTimer prefixes the purpose of the World's own timers (network, backoff,
+// RPC deadlines), which are not the policy's and are not recorded.
+const worldTimer = "sim/"
+
+// recordLocked appends e, stamped with the current time. w.mu is held.
+func (w *World) recordLocked(e trace.Event) {
+	e.T = w.Now()
+	if e.Source == "" {
+		e.Source = trace.SourcePolicy
+	}
+	w.events = append(w.events, e)
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+func (w *World) record(e trace.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.recordLocked(e)
+}
+
+// The clock.Observer of the World's clock: the policy's timers become
+// timer-start, timer-fire and timer-stop events.
+
+func (w *World) timerStarted(id uint64, purpose string, d time.Duration) {
+	if !strings.HasPrefix(purpose, worldTimer) {
+		w.record(trace.Event{Kind: trace.KindTimerStart, Timer: purpose, TimerID: id, Duration: d})
+	}
+}
+
+func (w *World) timerFired(id uint64, purpose string) {
+	if !strings.HasPrefix(purpose, worldTimer) {
+		w.record(trace.Event{Kind: trace.KindTimerFire, Timer: purpose, TimerID: id})
+	}
+}
+
+func (w *World) timerStopped(id uint64, purpose string) {
+	if !strings.HasPrefix(purpose, worldTimer) {
+		w.record(trace.Event{Kind: trace.KindTimerStop, Timer: purpose, TimerID: id})
+	}
+}
+
+// simTimer is one of the World's own timers. Its callback runs with w.mu
+// held, so it only changes the World's state and queues calls into the
+// balancer.
+type simTimer struct {
+	t clock.Timer
+}
+
+// afterLocked starts a World timer. w.mu is held.
+func (w *World) afterLocked(purpose string, d time.Duration, f func()) *simTimer {
+	st := &simTimer{}
+	if w.closed {
+		return st
+	}
+	st.t = w.clk.AfterFunc(worldTimer+purpose, d, func() {
+		w.mu.Lock()
+		if _, live := w.timers[st]; !live {
+			w.mu.Unlock() // stopped, or the World closed, while it fired
+			return
+		}
+		delete(w.timers, st)
+		f()
+		w.mu.Unlock()
+	})
+	w.timers[st] = struct{}{}
+	return st
+}
+
+// stopLocked stops a World timer; nil is allowed. w.mu is held.
+func (st *simTimer) stopLocked(w *World) {
+	if st == nil {
+		return
+	}
+	if _, live := w.timers[st]; live {
+		delete(w.timers, st)
+		st.t.Stop()
+	}
+}

@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"time"
+
+	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/resolver"
+
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// AddBackend declares a backend named name serving on addrs ("ip:port"
+// literals, IPv6 in brackets). Addresses no backend owns never answer.
+func (w *World) AddBackend(name string, addrs ...string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, a := range addrs {
+		w.backends[a] = name
+	}
+}
+
+// SetFault applies f to addr (recorded as fault-set); FaultNone clears it
+// (fault-clear). FaultDown also kills live connections to addr.
+func (w *World) SetFault(addr string, f Fault) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	e := trace.Event{Source: trace.SourceHarness, Kind: trace.KindFaultSet, Addr: addr, Fault: f.String()}
+	if f == FaultNone {
+		delete(w.faults, addr)
+		e.Kind, e.Fault = trace.KindFaultClear, ""
+	} else {
+		w.faults[addr] = f
+	}
+	w.recordLocked(e)
+	if f == FaultDown {
+		w.downLocked(addr)
+	}
+	w.mu.Unlock()
+	w.settle()
+}
+
+// SetHealth sets the health state addr serves (recorded as health-set) and
+// delivers it to the health listeners of subchannels connected to addr.
+func (w *World) SetHealth(addr string, s connectivity.State) {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
+	changed := w.healthLocked(addr) != s
+	w.health[addr] = s
+	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: addr, State: s.String()})
+	for _, sc := range w.subConns {
+		if changed && sc.conn != nil && sc.conn.addr == addr && sc.health.listener != nil {
+			sc.sendHealthLocked(s)
+		}
+	}
+	w.mu.Unlock()
+	w.settle()
+}
+
+// Resolve pushes a resolver update to the balancer (UpdateClientConnState,
+// recorded as resolver-update) and returns the balancer's answer.
+func (w *World) Resolve(s resolver.State) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: endpointAddrs(s)})
+	w.mu.Unlock()
+	var err error
+	w.call(func() {
+		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: w.cfg})
+	})
+	return err
+}
+
+// ResolveEndpoints resolves to one resolver.Endpoint per list of addresses.
+func (w *World) ResolveEndpoints(endpoints ...[]string) error {
+	s := resolver.State{Endpoints: make([]resolver.Endpoint, len(endpoints))}
+	for i, addrs := range endpoints {
+		for _, a := range addrs {
+			s.Endpoints[i].Addresses = append(s.Endpoints[i].Addresses, resolver.Address{Addr: a})
+		}
+	}
+	return w.Resolve(s)
+}
+
+// endpointAddrs lists a resolver state's addresses per endpoint; a state
+// with only Addresses counts each address as an endpoint.
+func endpointAddrs(s resolver.State) [][]string {
+	var out [][]string
+	for _, ep := range s.Endpoints {
+		out = append(out, addrStrings(ep.Addresses))
+	}
+	if len(s.Endpoints) == 0 {
+		for _, a := range s.Addresses {
+			out = append(out, []string{a.Addr})
+		}
+	}
+	return out
+}
+
+// ResolverError reports a resolver error to the balancer (recorded as
+// resolver-error).
+func (w *World) ResolverError(err error) {
+	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()}) {
+		w.call(func() { w.bal.ResolverError(err) })
+	}
+}
+
+// ExitIdle asks the balancer to leave IDLE (recorded as exit-idle), as the
+// channel does when an RPC arrives while it is idle.
+func (w *World) ExitIdle() {
+	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindExitIdle}) {
+		w.call(func() { w.bal.ExitIdle() })
+	}
+}
+
+// stimulus records e unless the World is closed, and reports whether it did.
+func (w *World) stimulus(e trace.Event) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return false
+	}
+	w.recordLocked(e)
+	return true
+}
+
+// Advance lets d pass. In virtual mode it runs every timer due meanwhile, in
+// order, delivering what each one causes before the next; in wall mode it
+// sleeps.
+func (w *World) Advance(d time.Duration) {
+	if w.virt == nil {
+		time.Sleep(d)
+		return
+	}
+	w.advanceTo(w.virt.Now().Add(d), nil)
+}
+
+// AdvanceUntil lets time pass until cond holds or max has passed, and reports
+// whether cond holds. In virtual mode cond is checked after every timer; in
+// wall mode after every recorded event. cond must not call into the balancer.
+func (w *World) AdvanceUntil(cond func() bool, max time.Duration) bool {
+	if w.virt == nil {
+		return w.waitUntil(cond, max)
+	}
+	return w.advanceTo(w.virt.Now().Add(max), cond)
+}
+
+func (w *World) advanceTo(limit time.Time, cond func() bool) bool {
+	w.ser.drain()
+	for {
+		if cond != nil && cond() {
+			return true
+		}
+		if !w.virt.Step(limit) {
+			break
+		}
+		w.ser.drain()
+	}
+	w.virt.AdvanceTo(limit)
+	w.ser.drain()
+	return cond != nil && cond()
+}
+
+func (w *World) waitUntil(cond func() bool, max time.Duration) bool {
+	timeout := time.NewTimer(max)
+	defer timeout.Stop()
+	for {
+		w.mu.Lock()
+		changed := w.changed
+		w.mu.Unlock()
+		if cond() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timeout.C:
+			return cond()
+		}
+	}
+}
