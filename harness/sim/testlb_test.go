@@ -160,7 +160,7 @@ func (b *testLB) publish() {
 			st = connectivity.Ready
 			break
 		}
-		if t.state == connectivity.TransientFailure {
+		if t.state == connectivity.TransientFailure || t.health == connectivity.TransientFailure {
 			st = connectivity.TransientFailure
 		}
 	}
