@@ -1,0 +1,190 @@
+package scenario
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
+	switch k {
+	case StepResolve:
+		return r.resolve(n, p)
+	case StepFault:
+		f, err := r.fields(n, p, "addr", "type")
+		if err != nil {
+			return nil, err
+		}
+		addr, err := r.optStr(f, "addr", p)
+		if err != nil {
+			return nil, err
+		}
+		typ, err := r.optStr(f, "type", p)
+		return SetFault{Addr: Addr(addr), Fault: FaultType(typ)}, err
+	case StepClear:
+		addr, err := r.one(n, p, "addr")
+		return ClearFault{Addr: Addr(addr)}, err
+	case StepBackendDown:
+		b, err := r.one(n, p, "backend")
+		return BackendDown{Backend: b}, err
+	case StepBackendUp:
+		b, err := r.one(n, p, "backend")
+		return BackendUp{Backend: b}, err
+	case StepRPC:
+		return r.rpc(n, p)
+	case StepWait:
+		return r.wait(n, p)
+	case StepFinish:
+		_, err := r.fields(n, p)
+		return EndRun{}, err
+	}
+	return nil, r.errAt(n, p, "unknown action")
+}
+
+// one reads a mapping with the single string field key.
+func (r *reader) one(n *yaml.Node, p, key string) (string, error) {
+	f, err := r.fields(n, p, key)
+	if err != nil {
+		return "", err
+	}
+	return r.optStr(f, key, p)
+}
+
+func (r *reader) resolve(n *yaml.Node, p string) (Action, error) {
+	f, err := r.fields(n, p, "endpoints")
+	if err != nil {
+		return nil, err
+	}
+	var u ResolverUpdate
+	v, ok := f["endpoints"]
+	if !ok {
+		return u, nil
+	}
+	items, err := r.items(v, join(p, "endpoints"))
+	if err != nil {
+		return nil, err
+	}
+	for i, it := range items {
+		ep, err := r.endpoint(it, index(join(p, "endpoints"), i))
+		if err != nil {
+			return nil, err
+		}
+		u.Endpoints = append(u.Endpoints, ep)
+	}
+	return u, nil
+}
+
+func (r *reader) endpoint(n *yaml.Node, p string) (Endpoint, error) {
+	var ep Endpoint
+	f, err := r.fields(n, p, "addrs", "attrs")
+	if err != nil {
+		return ep, err
+	}
+	if v, ok := f["addrs"]; ok {
+		items, err := r.items(v, join(p, "addrs"))
+		if err != nil {
+			return ep, err
+		}
+		for i, it := range items {
+			a, err := r.str(it, index(join(p, "addrs"), i))
+			if err != nil {
+				return ep, err
+			}
+			ep.Addrs = append(ep.Addrs, Addr(a))
+		}
+	}
+	if v, ok := f["attrs"]; ok {
+		ep.Attrs, err = r.strMap(v, join(p, "attrs"))
+	}
+	return ep, err
+}
+
+func (r *reader) rpc(n *yaml.Node, p string) (Action, error) {
+	f, err := r.fields(n, p, "id", "deadline", "wait_for_ready", "metadata")
+	if err != nil {
+		return nil, err
+	}
+	var rpc StartRPC
+	if rpc.ID, err = r.optStr(f, "id", p); err != nil {
+		return nil, err
+	}
+	if v, ok := f["deadline"]; ok {
+		if rpc.Deadline, err = r.duration(v, join(p, "deadline")); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["wait_for_ready"]; ok {
+		if rpc.WaitForReady, err = r.boolean(v, join(p, "wait_for_ready")); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["metadata"]; ok {
+		if rpc.Metadata, err = r.strMap(v, join(p, "metadata")); err != nil {
+			return nil, err
+		}
+	}
+	return rpc, nil
+}
+
+func (r *reader) wait(n *yaml.Node, p string) (Action, error) {
+	f, err := r.fields(n, p, "event", "timeout")
+	if err != nil {
+		return nil, err
+	}
+	var w WaitFor
+	if v, ok := f["event"]; ok {
+		if w.Cond, err = r.cond(v, join(p, "event")); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["timeout"]; ok {
+		if w.Timeout, err = r.duration(v, join(p, "timeout")); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
+	var c Cond
+	f, err := r.fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "count")
+	if err != nil {
+		return c, err
+	}
+	var addr string
+	for _, fld := range []struct {
+		key string
+		dst *string
+	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}} {
+		if *fld.dst, err = r.optStr(f, fld.key, p); err != nil {
+			return c, err
+		}
+	}
+	c.Addr = Addr(addr)
+	if v, ok := f["count"]; ok {
+		if c.Count, err = r.integer(v, join(p, "count")); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// yamlErrLine extracts the line from a yaml syntax error, or 1.
+func yamlErrLine(err error) int {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 1
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// yamlErrMsg is a yaml syntax error without its "yaml: line N:" prefix.
+func yamlErrMsg(err error) string {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	return strings.TrimPrefix(msg, "yaml: ")
+}

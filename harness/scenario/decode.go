@@ -1,0 +1,248 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// DecodeFile reads and validates the YAML scenario at path.
+func DecodeFile(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(path, data)
+}
+
+// Decode reads and validates a YAML scenario. Every problem is an *Error
+// naming file (as given), line and field.
+func Decode(file string, data []byte) (*Scenario, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: file, Line: 1, Msg: "empty file"}
+		}
+		return nil, &Error{File: file, Line: yamlErrLine(err), Msg: yamlErrMsg(err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &Error{File: file, Line: extra.Line, Msg: "more than one YAML document"}
+	}
+	s, err := decodeNode(&doc)
+	return s, placeErr(err, file)
+}
+
+// decodeNode reads a document node into a validated scenario. Errors carry
+// lines but no file.
+func decodeNode(doc *yaml.Node) (*Scenario, error) {
+	r := &reader{lines: map[string]int{}}
+	root := doc
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		root = doc.Content[0]
+	}
+	s, err := r.scenario(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			e.Line = r.lineOf(e.Field, root.Line)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// lineOf finds the line of path, or of its nearest ancestor that was read.
+func (r *reader) lineOf(path string, fallback int) int {
+	for path != "" {
+		if l, ok := r.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return fallback
+}
+
+func placeErr(err error, file string) error {
+	var e *Error
+	if errors.As(err, &e) {
+		e.File = file
+	}
+	return err
+}
+
+func (r *reader) scenario(n *yaml.Node) (*Scenario, error) {
+	f, err := r.fields(n, "", "name", "description", "backends", "client", "steps", "end")
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{}
+	if s.Name, err = r.optStr(f, "name", ""); err != nil {
+		return nil, err
+	}
+	if s.Description, err = r.optStr(f, "description", ""); err != nil {
+		return nil, err
+	}
+	if v, ok := f["backends"]; ok {
+		if s.Backends, err = r.backends(v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["client"]; ok {
+		if s.Client, err = r.client(v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["steps"]; ok {
+		if s.Steps, err = r.steps(v); err != nil {
+			return nil, err
+		}
+	}
+	if v, ok := f["end"]; ok {
+		if s.End, err = r.duration(v, "end"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// optStr reads the string field key of f, or "" when it is absent.
+func (r *reader) optStr(f map[string]*yaml.Node, key, path string) (string, error) {
+	v, ok := f[key]
+	if !ok {
+		return "", nil
+	}
+	return r.str(v, join(path, key))
+}
+
+func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
+	items, err := r.items(n, "backends")
+	if err != nil {
+		return nil, err
+	}
+	var out []Backend
+	for i, it := range items {
+		p := index("backends", i)
+		f, err := r.fields(it, p, "name", "stack")
+		if err != nil {
+			return nil, err
+		}
+		var b Backend
+		if b.Name, err = r.optStr(f, "name", p); err != nil {
+			return nil, err
+		}
+		stack, err := r.optStr(f, "stack", p)
+		if err != nil {
+			return nil, err
+		}
+		b.Stack = Stack(stack)
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func (r *reader) client(n *yaml.Node) (Client, error) {
+	var c Client
+	f, err := r.fields(n, "client", "target", "lb_policy", "lb_config", "service_config")
+	if err != nil {
+		return c, err
+	}
+	for _, fld := range []struct {
+		key string
+		dst *string
+	}{{"target", &c.Target}, {"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
+		if *fld.dst, err = r.optStr(f, fld.key, "client"); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func (r *reader) steps(n *yaml.Node) ([]Step, error) {
+	items, err := r.items(n, "steps")
+	if err != nil {
+		return nil, err
+	}
+	var out []Step
+	for i, it := range items {
+		st, err := r.step(it, index("steps", i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// actionKeys are the YAML keys of the actions, one per StepKind.
+var actionKeys = []string{
+	string(StepResolve), string(StepFault), string(StepClear), string(StepBackendDown),
+	string(StepBackendUp), string(StepRPC), string(StepWait), string(StepFinish),
+}
+
+func (r *reader) step(n *yaml.Node, p string) (Step, error) {
+	var st Step
+	f, err := r.fields(n, p, append([]string{"at", "after", "delay"}, actionKeys...)...)
+	if err != nil {
+		return st, err
+	}
+	if err := r.trigger(n, f, p, &st); err != nil {
+		return st, err
+	}
+	var key string
+	for _, k := range actionKeys {
+		if _, ok := f[k]; !ok {
+			continue
+		}
+		if key != "" {
+			return st, r.errAt(f[k], p, "more than one action (%s and %s)", key, k)
+		}
+		key = k
+	}
+	if key == "" {
+		return st, r.errAt(n, p, "no action (want one of %s)", strings.Join(actionKeys, ", "))
+	}
+	st.Action, err = r.action(StepKind(key), f[key], join(p, key))
+	return st, err
+}
+
+func (r *reader) trigger(n *yaml.Node, f map[string]*yaml.Node, p string, st *Step) error {
+	at, hasAt := f["at"]
+	after, hasAfter := f["after"]
+	switch {
+	case hasAt && hasAfter:
+		return r.errAt(after, join(p, "after"), "at and after are exclusive")
+	case !hasAt && !hasAfter:
+		return r.errAt(n, p, "needs at or after")
+	}
+	var err error
+	if hasAt {
+		if st.At, err = r.duration(at, join(p, "at")); err != nil {
+			return err
+		}
+	} else {
+		c, err := r.cond(after, join(p, "after"))
+		if err != nil {
+			return err
+		}
+		st.After = &c
+	}
+	if d, ok := f["delay"]; ok {
+		if st.Delay, err = r.duration(d, join(p, "delay")); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,292 @@
+// Package scenario is the declarative model of one conform experiment
+// (DESIGN.md, "Vocabulary"): the backends and their address families, the
+// client's configuration, and a timeline of stimuli.
+//
+// A scenario is data. It names addresses symbolically ("b1/ipv6") and never
+// computes an IP: runners (the lab, the simulator) derive concrete addresses
+// from a backend's index with AddrFunc, so every runner derives them the
+// same way.
+//
+// Scenarios are written in Go with the builder (New) or in YAML (Decode,
+// DecodeFile) and validated by the same checks (Validate).
+package scenario
+
+import (
+	"strings"
+	"time"
+)
+
+// Scenario is one experiment.
+type Scenario struct {
+	Name        string
+	Description string
+	Backends    []Backend
+	Client      Client
+	// Steps is the timeline. Steps with a fixed time (At) appear in time
+	// order; steps triggered by an event (After) may appear anywhere.
+	Steps []Step
+	// End is when the run stops, counted from the scenario's start.
+	End time.Duration
+}
+
+// Family is an IP address family.
+type Family string
+
+// The address families.
+const (
+	IPv4 Family = "ipv4"
+	IPv6 Family = "ipv6"
+)
+
+// Stack says which families a backend listens on.
+type Stack string
+
+// The stacks a backend can have.
+const (
+	V4Only Stack = "ipv4"
+	V6Only Stack = "ipv6"
+	Dual   Stack = "dual"
+)
+
+// Families lists the families of s, IPv4 first; nil for an unknown stack.
+func (s Stack) Families() []Family {
+	switch s {
+	case V4Only:
+		return []Family{IPv4}
+	case V6Only:
+		return []Family{IPv6}
+	case Dual:
+		return []Family{IPv4, IPv6}
+	}
+	return nil
+}
+
+// Has reports whether s includes family f.
+func (s Stack) Has(f Family) bool {
+	for _, g := range s.Families() {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// Backend is one server of the experiment.
+type Backend struct {
+	Name  string
+	Stack Stack
+}
+
+// Addr is a symbolic address, "backend/family" ("b1/ipv6").
+type Addr string
+
+// Split returns the backend name and family of a; ok is false when a is not
+// of the form "backend/family" with a known family.
+func (a Addr) Split() (backend string, fam Family, ok bool) {
+	b, f, found := strings.Cut(string(a), "/")
+	if !found || b == "" {
+		return "", "", false
+	}
+	fam = Family(f)
+	if fam != IPv4 && fam != IPv6 {
+		return "", "", false
+	}
+	return b, fam, true
+}
+
+// Target forms: how the client learns its addresses.
+const (
+	// TargetManual: the harness pushes the timeline's resolver updates
+	// straight into the client (a manual resolver). The default.
+	TargetManual = "manual"
+	// TargetDNS: the client resolves a name served by the lab's DNS, whose
+	// records follow the timeline's resolver updates.
+	TargetDNS = "dns"
+)
+
+// Client is the configuration of the channel under test. At most one of
+// LBPolicy and ServiceConfig is set; with neither, the channel uses its
+// default policy.
+type Client struct {
+	Target        string // TargetManual (when empty) or TargetDNS
+	LBPolicy      string // a registered policy name ("conform_pick_first")
+	LBConfig      string // the policy's config as JSON text (an object); empty means {}
+	ServiceConfig string // a whole service config as JSON text
+}
+
+// Step is one entry of the timeline: an Action, applied at a fixed time or
+// Delay after an event.
+type Step struct {
+	At     time.Duration // when After is nil: time since the scenario started
+	After  *Cond         // when set: the step is triggered by this event
+	Delay  time.Duration // with After: wait this long after the event
+	Action Action
+}
+
+// Kind is the kind of the step's action.
+func (s Step) Kind() StepKind {
+	if s.Action == nil {
+		return ""
+	}
+	return s.Action.Kind()
+}
+
+// StepKind names an action. It is also the action's key in the YAML form.
+type StepKind string
+
+// The step kinds.
+const (
+	StepResolve     StepKind = "resolve"      // ResolverUpdate
+	StepFault       StepKind = "fault"        // SetFault
+	StepClear       StepKind = "clear"        // ClearFault
+	StepBackendDown StepKind = "backend_down" // BackendDown
+	StepBackendUp   StepKind = "backend_up"   // BackendUp
+	StepRPC         StepKind = "rpc"          // StartRPC
+	StepWait        StepKind = "wait"         // WaitFor
+	StepFinish      StepKind = "finish"       // EndRun
+)
+
+// Action is what a step does: one of ResolverUpdate, SetFault, ClearFault,
+// BackendDown, BackendUp, StartRPC, WaitFor, EndRun. Runners switch on the
+// concrete type (or on Kind).
+type Action interface {
+	Kind() StepKind
+	isAction()
+}
+
+// ResolverUpdate pushes a list of endpoints to the client (A61: an endpoint
+// is a list of addresses).
+type ResolverUpdate struct {
+	Endpoints []Endpoint
+}
+
+// Endpoint is one endpoint of a resolver update.
+type Endpoint struct {
+	Addrs []Addr
+	Attrs map[string]string // endpoint attributes, passed through to the runner
+}
+
+// FaultType is a per-address network fault (DESIGN.md, "Faults per address").
+type FaultType string
+
+// The faults.
+const (
+	Drop  FaultType = "drop"  // SYN dropped: connect hangs
+	Reset FaultType = "reset" // SYN answered with a TCP reset
+	Stall FaultType = "stall" // TCP accepted, HTTP/2 never answered
+	Down  FaultType = "down"  // nothing listens on the address
+)
+
+// SetFault applies a fault to one address, replacing any fault it had.
+type SetFault struct {
+	Addr  Addr
+	Fault FaultType
+}
+
+// ClearFault removes the fault on one address.
+type ClearFault struct {
+	Addr Addr
+}
+
+// BackendDown stops a backend: it no longer listens on any address.
+type BackendDown struct {
+	Backend string
+}
+
+// BackendUp starts a stopped backend again.
+type BackendUp struct {
+	Backend string
+}
+
+// StartRPC sends one unary RPC.
+type StartRPC struct {
+	ID           string        // unique within the scenario; events name it
+	Deadline     time.Duration // zero: no deadline
+	WaitForReady bool
+	Metadata     map[string]string
+}
+
+// WaitFor requires an event: if Cond has not been met Timeout after the
+// step was applied, the run ends with an error (the scenario could not set
+// up what it meant to test).
+type WaitFor struct {
+	Cond    Cond
+	Timeout time.Duration
+}
+
+// EndRun ends the run early, typically after an event ("end once r1 has a
+// result"); Scenario.End remains the limit.
+type EndRun struct{}
+
+// Kind implements Action.
+func (ResolverUpdate) Kind() StepKind { return StepResolve }
+
+// Kind implements Action.
+func (SetFault) Kind() StepKind { return StepFault }
+
+// Kind implements Action.
+func (ClearFault) Kind() StepKind { return StepClear }
+
+// Kind implements Action.
+func (BackendDown) Kind() StepKind { return StepBackendDown }
+
+// Kind implements Action.
+func (BackendUp) Kind() StepKind { return StepBackendUp }
+
+// Kind implements Action.
+func (StartRPC) Kind() StepKind { return StepRPC }
+
+// Kind implements Action.
+func (WaitFor) Kind() StepKind { return StepWait }
+
+// Kind implements Action.
+func (EndRun) Kind() StepKind { return StepFinish }
+
+func (ResolverUpdate) isAction() {}
+func (SetFault) isAction()       {}
+func (ClearFault) isAction()     {}
+func (BackendDown) isAction()    {}
+func (BackendUp) isAction()      {}
+func (StartRPC) isAction()       {}
+func (WaitFor) isAction()        {}
+func (EndRun) isAction()         {}
+
+// Cond matches trace events: the Count-th event (counting from the start of
+// the run) of kind Kind whose set fields all equal the event's. Addr is
+// symbolic and matches the event's concrete address for it.
+type Cond struct {
+	Kind   string // a trace kind, one of EventKinds
+	State  string // connectivity state (IDLE, CONNECTING, READY, TRANSIENT_FAILURE)
+	Addr   Addr
+	RPC    string // a StartRPC's ID
+	Code   string // gRPC status code name
+	Timer  string // timer purpose
+	Policy string // policy path in the tree
+	Count  int    // zero means 1
+}
+
+// N is the number of matching events the condition waits for.
+func (c Cond) N() int {
+	if c.Count <= 0 {
+		return 1
+	}
+	return c.Count
+}
+
+// EventKinds lists the trace kinds a Cond may wait for. Each is a kind of
+// harness/trace (a test there checks it).
+func EventKinds() []string {
+	return []string{
+		"syn", "syn-ack", "rst",
+		"accept", "preface", "rpc-served",
+		"subchannel-new", "subchannel-connect", "subchannel-state",
+		"subchannel-health", "subchannel-shutdown", "balancer-state",
+		"pick", "resolve-now", "timer-start", "timer-fire", "timer-stop",
+		"channel-state", "rpc-result",
+	}
+}
+
+// States lists the connectivity states a Cond may name.
+func States() []string {
+	return []string{"IDLE", "CONNECTING", "READY", "TRANSIENT_FAILURE", "SHUTDOWN"}
+}

@@ -1,0 +1,284 @@
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Validate checks s and returns the first problem as an *Error naming the
+// field by its path in the YAML form. Scenarios read from files get the same
+// checks, with the file and line added.
+func (s *Scenario) Validate() error {
+	v := validator{s: s, rpcs: map[string]bool{}, checked: map[string]bool{}}
+	for _, st := range s.Steps {
+		if r, ok := st.Action.(StartRPC); ok {
+			v.rpcs[r.ID] = true
+		}
+	}
+	if err := v.top(); err != nil {
+		return err
+	}
+	return v.steps()
+}
+
+type validator struct {
+	s       *Scenario
+	rpcs    map[string]bool // RPC ids declared anywhere in the timeline
+	checked map[string]bool // RPC ids met so far by the walk
+}
+
+func (v *validator) top() error {
+	if err := checkName("name", v.s.Name); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, b := range v.s.Backends {
+		p := fmt.Sprintf("backends[%d]", i)
+		if err := checkName(p+".name", b.Name); err != nil {
+			return err
+		}
+		if seen[b.Name] {
+			return fieldErr(p+".name", "backend %q is defined twice", b.Name)
+		}
+		seen[b.Name] = true
+		if b.Stack.Families() == nil {
+			return fieldErr(p+".stack", "unknown stack %q (want ipv4, ipv6 or dual)", b.Stack)
+		}
+	}
+	if err := v.client(); err != nil {
+		return err
+	}
+	if v.s.End <= 0 {
+		return fieldErr("end", "must be a positive duration")
+	}
+	return nil
+}
+
+func (v *validator) client() error {
+	c := v.s.Client
+	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS {
+		return fieldErr("client.target", "unknown target form %q (want manual or dns)", c.Target)
+	}
+	if c.LBConfig != "" && c.LBPolicy == "" {
+		return fieldErr("client.lb_config", "set without lb_policy")
+	}
+	if c.LBPolicy != "" && c.ServiceConfig != "" {
+		return fieldErr("client.service_config", "set together with lb_policy: use one")
+	}
+	if err := checkJSONObject("client.lb_config", c.LBConfig); err != nil {
+		return err
+	}
+	return checkJSONObject("client.service_config", c.ServiceConfig)
+}
+
+// checkJSONObject accepts empty text or one JSON object.
+func checkJSONObject(field, text string) error {
+	if text == "" {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &obj); err != nil {
+		return fieldErr(field, "not a JSON object: %v", err)
+	}
+	if obj == nil {
+		return fieldErr(field, "not a JSON object: null")
+	}
+	return nil
+}
+
+func (v *validator) steps() error {
+	last, lastIdx := time.Duration(0), -1
+	for i, st := range v.s.Steps {
+		p := fmt.Sprintf("steps[%d]", i)
+		if err := v.trigger(p, st); err != nil {
+			return err
+		}
+		if st.After == nil {
+			if lastIdx >= 0 && st.At < last {
+				return fieldErr(p+".at", "%v is before steps[%d].at (%v): times go backwards", st.At, lastIdx, last)
+			}
+			last, lastIdx = st.At, i
+		}
+		if st.Action == nil {
+			return fieldErr(p, "no action")
+		}
+		if err := v.action(p+"."+string(st.Action.Kind()), st.Action); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) trigger(p string, st Step) error {
+	if st.After == nil {
+		if st.Delay != 0 {
+			return fieldErr(p+".delay", "delay needs after")
+		}
+		if st.At < 0 {
+			return fieldErr(p+".at", "negative time %v", st.At)
+		}
+		if st.At > v.s.End {
+			return fieldErr(p+".at", "%v is after the end (%v)", st.At, v.s.End)
+		}
+		return nil
+	}
+	if st.At != 0 {
+		return fieldErr(p+".at", "at and after are exclusive")
+	}
+	if st.Delay < 0 {
+		return fieldErr(p+".delay", "negative delay %v", st.Delay)
+	}
+	return v.cond(p+".after", *st.After)
+}
+
+func (v *validator) cond(p string, c Cond) error {
+	if !slices.Contains(EventKinds(), c.Kind) {
+		return fieldErr(p+".kind", "unknown event kind %q", c.Kind)
+	}
+	if c.State != "" && !slices.Contains(States(), c.State) {
+		return fieldErr(p+".state", "unknown state %q", c.State)
+	}
+	if c.Addr != "" {
+		if err := v.addr(p+".addr", c.Addr); err != nil {
+			return err
+		}
+	}
+	if c.RPC != "" && !v.rpcs[c.RPC] {
+		return fieldErr(p+".rpc", "rpc %q is not defined", c.RPC)
+	}
+	if c.Code != "" && !slices.Contains(Codes(), c.Code) {
+		return fieldErr(p+".code", "unknown status code %q", c.Code)
+	}
+	if c.Count < 0 {
+		return fieldErr(p+".count", "negative count %d", c.Count)
+	}
+	return nil
+}
+
+func (v *validator) action(p string, a Action) error {
+	switch a := a.(type) {
+	case ResolverUpdate:
+		return v.resolve(p, a)
+	case SetFault:
+		if !slices.Contains([]FaultType{Drop, Reset, Stall, Down}, a.Fault) {
+			return fieldErr(p+".type", "unknown fault %q (want drop, reset, stall or down)", a.Fault)
+		}
+		return v.addr(p+".addr", a.Addr)
+	case ClearFault:
+		return v.addr(p+".addr", a.Addr)
+	case BackendDown:
+		return v.backend(p+".backend", a.Backend)
+	case BackendUp:
+		return v.backend(p+".backend", a.Backend)
+	case StartRPC:
+		return v.rpc(p, a)
+	case WaitFor:
+		if a.Timeout <= 0 {
+			return fieldErr(p+".timeout", "must be a positive duration")
+		}
+		return v.cond(p+".event", a.Cond)
+	case EndRun:
+		return nil
+	}
+	return fieldErr(p, "unknown action %T", a)
+}
+
+func (v *validator) resolve(p string, u ResolverUpdate) error {
+	for j, e := range u.Endpoints {
+		ep := fmt.Sprintf("%s.endpoints[%d]", p, j)
+		if len(e.Addrs) == 0 {
+			return fieldErr(ep+".addrs", "an endpoint needs at least one address")
+		}
+		for k, a := range e.Addrs {
+			if err := v.addr(fmt.Sprintf("%s.addrs[%d]", ep, k), a); err != nil {
+				return err
+			}
+		}
+		for k := range e.Attrs {
+			if k == "" {
+				return fieldErr(ep+".attrs", "empty attribute name")
+			}
+		}
+	}
+	return nil
+}
+
+func (v *validator) rpc(p string, r StartRPC) error {
+	if err := checkName(p+".id", r.ID); err != nil {
+		return err
+	}
+	if v.checked[r.ID] {
+		return fieldErr(p+".id", "rpc %q is defined more than once", r.ID)
+	}
+	v.checked[r.ID] = true
+	if r.Deadline < 0 {
+		return fieldErr(p+".deadline", "negative deadline %v", r.Deadline)
+	}
+	for k := range r.Metadata {
+		if !validMetadataKey(k) {
+			return fieldErr(p+".metadata", "invalid metadata key %q (lower-case letters, digits, '-', '_', '.'; not -bin)", k)
+		}
+	}
+	return nil
+}
+
+func (v *validator) addr(p string, a Addr) error {
+	b, fam, ok := a.Split()
+	if !ok {
+		return fieldErr(p, "%q is not an address of the form backend/ipv4 or backend/ipv6", a)
+	}
+	i := v.s.BackendIndex(b)
+	if i < 0 {
+		return fieldErr(p, "backend %q is not defined", b)
+	}
+	if !v.s.Backends[i].Stack.Has(fam) {
+		return fieldErr(p, "backend %q has no %s address (stack %s)", b, fam, v.s.Backends[i].Stack)
+	}
+	return nil
+}
+
+func (v *validator) backend(p, name string) error {
+	if v.s.BackendIndex(name) < 0 {
+		return fieldErr(p, "backend %q is not defined", name)
+	}
+	return nil
+}
+
+// checkName accepts names made of letters, digits, '-', '_' and '.', which
+// are safe in file names, addresses and trace lanes.
+func checkName(field, name string) error {
+	if name == "" {
+		return fieldErr(field, "must not be empty")
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return fieldErr(field, "%q: only letters, digits, '-', '_' and '.' are allowed", name)
+		}
+	}
+	return nil
+}
+
+func validMetadataKey(k string) bool {
+	if k == "" || len(k) >= 4 && k[len(k)-4:] == "-bin" {
+		return false
+	}
+	for _, r := range k {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// Codes lists the gRPC status code names a Cond may name, as the gRPC
+// status code documentation spells them.
+func Codes() []string {
+	return []string{
+		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+		"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
+		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED",
+		"INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+	}
+}
