@@ -269,4 +269,3 @@ func TestDecode_RejectsAliasesAndSecondDocument(t *testing.T) {
 		})
 	}
 }
-
