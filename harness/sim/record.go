@@ -19,8 +19,10 @@ func (w *World) recordLocked(e trace.Event) {
 		e.Source = trace.SourcePolicy
 	}
 	w.events = append(w.events, e)
-	close(w.changed)
-	w.changed = make(chan struct{})
+	if w.virt == nil { // only wall-mode waits watch for events
+		close(w.changed)
+		w.changed = make(chan struct{})
+	}
 }
 
 func (w *World) record(e trace.Event) {
