@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"sync"
 
+	"github.com/conformlab/conform/netlab/capture"
+
 	"github.com/vishvananda/netns"
 	"golang.org/x/sync/errgroup"
 )
@@ -20,6 +22,8 @@ type Lab struct {
 	backends []*Backend
 	byName   map[string]*Backend
 	byAddr   map[netip.AddrPort]*Backend
+
+	capture *capture.Capture // nil unless Config.Capture
 
 	closeOnce sync.Once
 	closeErr  error
@@ -49,12 +53,49 @@ func Start(ctx context.Context, cfg Config) (_ *Lab, err error) {
 	if err := l.plugAll(ctx); err != nil {
 		return nil, err
 	}
+	if cfg.Capture {
+		if err := l.startCapture(); err != nil {
+			return nil, err
+		}
+	}
 	for _, b := range l.backends {
 		if err := b.start(); err != nil {
 			return nil, err
 		}
 	}
 	return l, nil
+}
+
+// startCapture records, in client 0's namespace, every SYN and its answer.
+func (l *Lab) startCapture() error {
+	c, err := capture.Open(l.clients[0].ns, "eth0", capture.OnPacket(l.recordPacket))
+	if err != nil {
+		return fmt.Errorf("netlab: capture: %w", err)
+	}
+	l.capture = c
+	return nil
+}
+
+var packetEvents = map[capture.Kind]EventKind{capture.SYN: EventSYN, capture.SYNACK: EventSYNACK, capture.RST: EventRST}
+
+func (l *Lab) recordPacket(p capture.Packet) {
+	e := Event{T: l.rec.fromKernel(p.Kernel), Kind: packetEvents[p.Kind], Addr: p.Dst, Peer: p.Src, Retransmit: p.Retransmit}
+	if _, fromBackend := l.byAddr[p.Src]; fromBackend { // SYN-ACKs, and RSTs but a client's own
+		e.Addr, e.Peer = p.Src, p.Dst
+	}
+	if b := l.byAddr[e.Addr]; b != nil {
+		e.Backend = b.name
+	}
+	l.rec.add(e)
+}
+
+// Attempts returns every connection attempt client 0 made, with its outcome
+// (established, reset, unanswered, or still pending). Nil without Capture.
+func (l *Lab) Attempts() []capture.Attempt {
+	if l.capture == nil {
+		return nil
+	}
+	return l.capture.Attempts()
 }
 
 // plugAll creates every client and backend host, several at a time.
@@ -112,6 +153,9 @@ func (l *Lab) plugAll(ctx context.Context) error {
 func (l *Lab) Close() error {
 	l.closeOnce.Do(func() {
 		l.procs.killAll()
+		if l.capture != nil {
+			l.closeErr = l.capture.Close()
+		}
 		for _, b := range l.backends {
 			b.close()
 			b.ns.Close()
