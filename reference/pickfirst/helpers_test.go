@@ -73,7 +73,7 @@ type stamped struct {
 
 func (s stamped) String() string { return fmt.Sprintf("%v %s", s.T, s.What) }
 
-// select returns, for every event of kind k (source policy), its time and
+// pick returns, for every event of kind k (source policy), its time and
 // what(e).
 func pick(evs []trace.Event, k trace.Kind, what func(trace.Event) string) []stamped {
 	var out []stamped
