@@ -7,9 +7,11 @@
 package pickfirst
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
@@ -85,6 +87,8 @@ type subchannel struct {
 	// failedInPass: a connection attempt failed (or was found in backoff)
 	// during the current pass.
 	failedInPass bool
+	// seq orders subchannels by creation, for repeatable iteration.
+	seq uint64
 }
 
 // pickFirst is one conform_pick_first instance. Every field is touched only
@@ -102,6 +106,7 @@ type pickFirst struct {
 	// interleaved. The first pass walks it in order.
 	addrs []resolver.Address
 	subs  map[addrKey]*subchannel
+	seq   uint64 // of the last subchannel created
 	// next is the index in addrs of the next address the first pass will
 	// try; every address before it has had its attempt.
 	next int
@@ -185,7 +190,7 @@ func (b *pickFirst) Close() {
 	b.ser.run(func() {
 		b.closed = true
 		b.stopTimer()
-		for _, s := range b.subs {
+		for _, s := range b.sorted() {
 			s.sc.Shutdown()
 		}
 		b.subs = nil
@@ -209,8 +214,8 @@ func (b *pickFirst) updateList(cfg *lbConfig, health bool, endpoints []resolver.
 	for _, a := range addrs {
 		wanted[keyOf(a)] = true
 	}
-	for k, s := range b.subs {
-		if !wanted[k] {
+	for _, s := range b.sorted() {
+		if !wanted[keyOf(s.addr)] {
 			b.shutdown(s)
 		}
 	}
@@ -333,7 +338,8 @@ func (b *pickFirst) subFor(addr resolver.Address) *subchannel {
 	if s, ok := b.subs[k]; ok {
 		return s
 	}
-	s := &subchannel{addr: addr, state: connectivity.Idle}
+	b.seq++
+	s := &subchannel{addr: addr, state: connectivity.Idle, seq: b.seq}
 	sc, err := b.cc.NewSubConn([]resolver.Address{addr}, balancer.NewSubConnOptions{
 		StateListener: func(st balancer.SubConnState) {
 			b.ser.run(func() { b.onSubConnState(s, st) })
@@ -345,6 +351,17 @@ func (b *pickFirst) subFor(addr resolver.Address) *subchannel {
 	s.sc = sc
 	b.subs[k] = s
 	return s
+}
+
+// sorted returns the subchannels in creation order: iterating a map would
+// make the order of shutdowns, and so the traces, vary from run to run.
+func (b *pickFirst) sorted() []*subchannel {
+	out := make([]*subchannel, 0, len(b.subs))
+	for _, s := range b.subs {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(x, y *subchannel) int { return cmp.Compare(x.seq, y.seq) })
+	return out
 }
 
 func (b *pickFirst) shutdown(s *subchannel) {
@@ -463,7 +480,7 @@ func (b *pickFirst) failureError() error {
 // stands.
 func (b *pickFirst) choose(s *subchannel) {
 	b.stopTimer()
-	for _, o := range b.subs {
+	for _, o := range b.sorted() {
 		if o != s {
 			b.shutdown(o)
 		}

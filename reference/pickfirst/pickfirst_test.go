@@ -386,3 +386,27 @@ func TestPickFirst_HealthReporting_FollowsChosenSubchannelHealth(t *testing.T) {
 		})
 	}
 }
+
+// TestPickFirst_Trace_RepeatableForASeed verifies DESIGN.md's virtual-time
+// promise for this policy: the same stimuli and seed give the same trace,
+// shutdown order included.
+func TestPickFirst_Trace_RepeatableForASeed(t *testing.T) {
+	run := func() string {
+		w := newWorld(t, `{"shuffleAddressList": true}`, 7)
+		w.AddBackend("b3", v6b)
+		w.ResolveEndpoints([]string{v4a}, []string{v6a}, []string{v4b}, []string{v6b}, []string{v4c})
+		w.Advance(2 * time.Second)
+		w.ResolveEndpoints([]string{v6b}, []string{v4c})
+		w.Advance(2 * time.Second)
+		return dump(w.Events())
+	}
+	first := run()
+	if !strings.Contains(first, "subchannel-shutdown") {
+		t.Fatalf("scenario shut nothing down:\n%s", first)
+	}
+	for i := 0; i < 5; i++ {
+		if again := run(); again != first {
+			t.Fatalf("run %d differs:\n%s\nfirst:\n%s", i+2, again, first)
+		}
+	}
+}

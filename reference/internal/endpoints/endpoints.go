@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/grpc/attributes"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
@@ -114,7 +115,11 @@ func key(e resolver.Endpoint) string {
 // UpdateClientConnState reconciles the children with the endpoints of s:
 // new endpoints get a new child, vanished ones have theirs closed, and every
 // remaining child receives its endpoint with the addresses in the new order.
-// An endpoint listed twice (the same set of addresses) is used once.
+// An endpoint listed twice (the same set of addresses) is used once, and one
+// without addresses not at all. An update without any address is refused
+// with balancer.ErrBadResolverState (its children are closed all the same).
+// Children's own errors are not returned: the work may run on the goroutine
+// already draining the serializer, after this call has returned.
 func (b *Balancer) UpdateClientConnState(s balancer.ClientConnState) error {
 	endpoints := s.ResolverState.Endpoints
 	if len(endpoints) == 0 {
@@ -123,49 +128,50 @@ func (b *Balancer) UpdateClientConnState(s balancer.ClientConnState) error {
 		}
 	}
 	var err error
-	b.ser.run(func() {
-		if b.closed {
-			return
-		}
-		b.resolverErr = nil
-		next := make(map[string]*Child, len(endpoints))
-		var order []*Child
-		for _, e := range endpoints {
-			k := key(e)
-			if len(e.Addresses) == 0 || next[k] != nil {
-				continue
-			}
-			c := b.children[k]
-			if c == nil {
-				c = &Child{b: b}
-				c.bal = b.opts.Child.Build(&childCC{ClientConn: b.cc, b: b, c: c}, b.bopts)
-			}
-			c.Endpoint = e
-			next[k] = c
-			order = append(order, c)
-		}
-		for k, c := range b.children {
-			if next[k] == nil {
-				c.closed = true
-				c.bal.Close()
-			}
-		}
-		b.children, b.order = next, order
-		for _, c := range order {
-			rs := resolver.State{Endpoints: []resolver.Endpoint{c.Endpoint}, Attributes: s.ResolverState.Attributes}
-			if b.opts.PrepareChild != nil {
-				rs = b.opts.PrepareChild(rs)
-			}
-			if cerr := c.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: rs, BalancerConfig: b.opts.ChildConfig}); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-		if len(order) == 0 {
-			err = balancer.ErrBadResolverState
-		}
-		b.changed()
-	})
+	if !slices.ContainsFunc(endpoints, func(e resolver.Endpoint) bool { return len(e.Addresses) > 0 }) {
+		err = balancer.ErrBadResolverState
+	}
+	attrs := s.ResolverState.Attributes
+	b.ser.run(func() { b.update(endpoints, attrs) })
 	return err
+}
+
+func (b *Balancer) update(endpoints []resolver.Endpoint, attrs *attributes.Attributes) {
+	if b.closed {
+		return
+	}
+	b.resolverErr = nil
+	next := make(map[string]*Child, len(endpoints))
+	var order []*Child
+	for _, e := range endpoints {
+		k := key(e)
+		if len(e.Addresses) == 0 || next[k] != nil {
+			continue
+		}
+		c := b.children[k]
+		if c == nil {
+			c = &Child{b: b}
+			c.bal = b.opts.Child.Build(&childCC{ClientConn: b.cc, b: b, c: c}, b.bopts)
+		}
+		c.Endpoint = e
+		next[k] = c
+		order = append(order, c)
+	}
+	for _, c := range b.order { // in order, so that traces are repeatable
+		if next[key(c.Endpoint)] != c {
+			c.closed = true
+			c.bal.Close()
+		}
+	}
+	b.children, b.order = next, order
+	for _, c := range order {
+		rs := resolver.State{Endpoints: []resolver.Endpoint{c.Endpoint}, Attributes: attrs}
+		if b.opts.PrepareChild != nil {
+			rs = b.opts.PrepareChild(rs)
+		}
+		c.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: rs, BalancerConfig: b.opts.ChildConfig})
+	}
+	b.changed()
 }
 
 // ResolverError is passed to every child; OnChange sees it too.
