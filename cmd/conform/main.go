@@ -1,0 +1,98 @@
+// Command conform checks gRPC client load balancing against gRFCs A61, A62,
+// A56 and A75, in a real network lab and in simulation.
+//
+// Run `conform help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+)
+
+// The main goroutine stays on the main thread, so that the process's own
+// view of the network (/proc/self/net) is never read from a lab namespace.
+func init() { runtime.LockOSThread() }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
+	}
+}
+
+const usage = `conform — does this gRPC client balance load the way the gRFCs say?
+
+Usage:
+  conform <command> [arguments]
+
+Commands:
+%s
+  help         this text; "conform <command> -h" tells about one command
+
+The lab needs root (it creates network namespaces; nothing in the root
+namespace is touched, and everything is removed when conform exits, even on
+Ctrl-C). Start with:
+
+  sudo conform lab check     # can the lab run on this machine, and if not, why
+  sudo conform lab demo      # a grpc-go channel doing Happy Eyeballs, packet by packet
+`
+
+// exitError carries an exit status other than 1.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	var ee exitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		os.Exit(ee.code)
+	case ctx.Err() != nil:
+		fmt.Fprintln(os.Stderr, "conform: interrupted; the lab was removed")
+		os.Exit(130)
+	default:
+		fmt.Fprintln(os.Stderr, "conform:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		if len(args) > 1 {
+			return run(ctx, []string{args[1], "-h"}, stdout, stderr)
+		}
+		printUsage(stdout)
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	printUsage(stderr)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+func printUsage(w io.Writer) {
+	var list string
+	for _, c := range commands() {
+		list += fmt.Sprintf("  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, usage, list)
+}

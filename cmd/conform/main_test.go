@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestHelp_TeachesTheCommands verifies that help lists every command and how
+// to start.
+func TestHelp_TeachesTheCommands(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"help"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lab", "conform lab check", "conform lab demo", "root"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help does not mention %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestUnknownCommand_IsAnErrorWithUsage verifies a typo gets usage and an error.
+func TestUnknownCommand_IsAnErrorWithUsage(t *testing.T) {
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"lba"}, &out, &errw)
+	if err == nil || !strings.Contains(err.Error(), `"lba"`) || !strings.Contains(errw.String(), "Commands:") {
+		t.Errorf("err %v, stderr %q", err, errw.String())
+	}
+}
+
+// TestLabCheck_JSONMatchesExitStatus verifies that `lab check --json` prints
+// every check and fails exactly when one failed.
+func TestLabCheck_JSONMatchesExitStatus(t *testing.T) {
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"lab", "check", "--json"}, &out, &errw)
+	var checks []struct {
+		Name   string
+		OK     bool
+		Detail string
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &checks); jerr != nil || len(checks) == 0 {
+		t.Fatalf("output is not a list of checks: %v\n%s", jerr, out.String())
+	}
+	allOK := true
+	for _, c := range checks {
+		allOK = allOK && c.OK
+	}
+	var ee exitError
+	if allOK != (err == nil) || (err != nil && !errors.As(err, &ee)) {
+		t.Errorf("all checks ok = %v but run returned %v", allOK, err)
+	}
+	if os.Geteuid() == 0 && !allOK {
+		t.Errorf("as root every check should pass on this machine kind: %+v", checks)
+	}
+}
+
+// TestLabDemo_ShowsHappyEyeballs runs the demo end to end and checks that it
+// reports the gap between the IPv6 and the IPv4 SYN.
+func TestLabDemo_ShowsHappyEyeballs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("lab demo: needs root (CAP_NET_ADMIN) to create network namespaces")
+	}
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"lab", "demo"}, &out, &errw); err != nil {
+		t.Fatalf("demo: %v\n%s%s", err, out.String(), errw.String())
+	}
+	for _, want := range []string{"syn-ack", "rpc-served", "channel      READY", "The IPv4 SYN followed the unanswered IPv6 SYN by"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
