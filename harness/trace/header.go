@@ -1,0 +1,66 @@
+package trace
+
+import (
+	"fmt"
+
+	"github.com/conformlab/conform/harness/scenario"
+)
+
+// SchemaVersion is the version of the trace format this package reads and
+// writes. A change that old readers would misread bumps it.
+const SchemaVersion = 1
+
+// Mode says how a trace was produced (DESIGN.md, "Vocabulary").
+type Mode string
+
+// The modes.
+const (
+	ModeSim Mode = "sim" // the simulator, virtual time
+	ModeLab Mode = "lab" // the network lab, wall time
+)
+
+// Header is the first line of a trace. Its first key is "schema", which no
+// event has, so a header is never mistaken for an event nor one for a header.
+type Header struct {
+	Schema      int                `json:"schema"`
+	Impl        string             `json:"impl"`                   // implementation under test ("reference", "grpc-go")
+	ImplVersion string             `json:"impl_version,omitempty"` // its version ("v1.85.0")
+	Mode        Mode               `json:"mode"`
+	Seed        uint64             `json:"seed"`          // the run's randomness seed
+	Harness     string             `json:"harness"`       // conform's version
+	Env         map[string]string  `json:"env,omitempty"` // facts about the machine: kernel, go, ...
+	Scenario    *scenario.Scenario `json:"scenario"`      // the experiment, in scenario's JSON form
+}
+
+// headerFields are the JSON keys of Header, for the strict reader.
+var headerFields = []string{"schema", "impl", "impl_version", "mode", "seed", "harness", "env", "scenario"}
+
+// NewHeader is a header of the current schema for one run of s.
+func NewHeader(s *scenario.Scenario, impl string, mode Mode, seed uint64) Header {
+	return Header{Schema: SchemaVersion, Impl: impl, Mode: mode, Seed: seed, Harness: HarnessVersion(), Scenario: s}
+}
+
+// check reports what makes h unusable.
+func (h *Header) check() error {
+	switch {
+	case h.Schema == 0:
+		return fmt.Errorf("header: missing schema")
+	case h.Schema != SchemaVersion:
+		return fmt.Errorf("header: unknown schema version %d (this reader knows %d)", h.Schema, SchemaVersion)
+	case h.Impl == "":
+		return fmt.Errorf("header: missing impl")
+	case h.Mode != ModeSim && h.Mode != ModeLab:
+		return fmt.Errorf("header: unknown mode %q (want sim or lab)", h.Mode)
+	case h.Harness == "":
+		return fmt.Errorf("header: missing harness version")
+	case h.Scenario == nil:
+		return fmt.Errorf("header: missing scenario")
+	}
+	return nil
+}
+
+// Trace is a whole trace: the header and the events in time order.
+type Trace struct {
+	Header Header
+	Events []Event
+}
