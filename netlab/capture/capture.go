@@ -19,7 +19,13 @@ type Option func(*config)
 type config struct {
 	onPacket func(Packet)
 	deadline time.Duration
+	rcvBuf   int // socket receive buffer; tests make it small
 }
+
+// ErrDropped is returned (wrapped) by Close when the kernel dropped frames
+// the filter passed because the socket's buffer was full: some packets, and
+// so some attempts or outcomes, are missing.
+var ErrDropped = errors.New("capture: the kernel dropped frames; the record is incomplete")
 
 // OnPacket sets a function called for every captured packet, in the order
 // the kernel queued them, from the capture's reader goroutine, after the
@@ -58,7 +64,7 @@ type Capture struct {
 // namespace ns. The socket is opened inside ns on a throwaway thread; the
 // calling thread's namespace is never changed. Close releases it.
 func Open(ns netns.NsHandle, ifname string, opts ...Option) (*Capture, error) {
-	var cfg config
+	cfg := config{rcvBuf: defaultRcvBuf}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -66,7 +72,7 @@ func Open(ns netns.NsHandle, ifname string, opts ...Option) (*Capture, error) {
 	if err != nil {
 		return nil, err
 	}
-	fd, err := openSocket(ns, l.index)
+	fd, err := openSocket(ns, l.index, cfg.rcvBuf)
 	if err != nil {
 		return nil, err
 	}
@@ -109,20 +115,39 @@ func (c *Capture) Attempts() []Attempt {
 
 // Close stops the reader after it has read every frame the kernel queued
 // before Close, waits for it, releases the socket and marks attempts still
-// pending Unanswered. It returns the first error the reader met. It is
-// idempotent; Attempts stays usable afterwards.
+// pending Unanswered. It returns the first error the reader met, and
+// ErrDropped if the kernel dropped frames. It is idempotent; Attempts stays
+// usable afterwards.
 func (c *Capture) Close() error {
 	c.closeOnce.Do(func() {
 		// An expired deadline wakes the reader, which drains and returns.
 		derr := c.file.SetReadDeadline(time.Unix(1, 0))
 		<-c.done
+		serr := c.checkDrops()
 		cerr := c.file.Close()
 		c.mu.Lock()
 		c.tr.closeAll()
 		c.mu.Unlock()
-		c.closeErr = errors.Join(c.readErr, derr, cerr)
+		c.closeErr = errors.Join(c.readErr, derr, serr, cerr)
 	})
 	return c.closeErr
+}
+
+// checkDrops reads the socket's counters (PACKET_STATISTICS) and reports
+// ErrDropped if any frame was dropped since the socket was opened.
+func (c *Capture) checkDrops() error {
+	var stats *unix.TpacketStats
+	var err error
+	cerr := c.raw.Control(func(fd uintptr) {
+		stats, err = unix.GetsockoptTpacketStats(int(fd), unix.SOL_PACKET, unix.PACKET_STATISTICS)
+	})
+	if err = errors.Join(cerr, err); err != nil {
+		return fmt.Errorf("capture: reading drop counters: %w", err)
+	}
+	if stats.Drops > 0 {
+		return fmt.Errorf("%w (%d of %d)", ErrDropped, stats.Drops, stats.Packets)
+	}
+	return nil
 }
 
 // reader holds one recvmsg's buffers and result.

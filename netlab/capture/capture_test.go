@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -245,4 +246,82 @@ func openFDs(t *testing.T) int {
 		t.Fatalf("listing open files: %v", err)
 	}
 	return len(ents)
+}
+
+// withRcvBuf sets the socket's receive buffer (the kernel raises it to its
+// minimum, a few frames).
+func withRcvBuf(n int) Option { return func(c *config) { c.rcvBuf = n } }
+
+// TestCapture_CloseReportsKernelDrops verifies Close returns ErrDropped when
+// frames overflowed the socket's buffer, so an incomplete record is never
+// silent (the other tests check Close returns nil when nothing was lost).
+func TestCapture_CloseReportsKernelDrops(t *testing.T) {
+	l := newTestLab(t)
+	release := make(chan struct{})
+	c, err := Open(l.client, clientIf, withRcvBuf(1), OnPacket(func(Packet) { <-release }))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	for range 64 { // each connect queues its SYN before returning
+		l.dial(t, netip.AddrPortFrom(serverIP4, closedPort))
+	}
+	unblock()
+	if err := c.Close(); !errors.Is(err, ErrDropped) {
+		t.Fatalf("Close = %v, want ErrDropped", err)
+	}
+}
+
+// TestCapture_LoopbackSeesEachSegmentOnce verifies a capture on lo, where
+// the kernel shows every frame both leaving and arriving, records a dial to
+// the namespace's own address as one SYN and one RST.
+func TestCapture_LoopbackSeesEachSegmentOnce(t *testing.T) {
+	l := newTestLab(t)
+	c, log := openCapture(t, l.client, "lo")
+	dst := netip.AddrPortFrom(clientIP4, closedPort) // local: routed over lo
+	client := l.dial(t, dst)
+	log.waitFor(t, "the RST", answered(client, RST))
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	ps := log.snapshot()
+	if len(ps) != 2 || ps[0].Kind != SYN || ps[1].Kind != RST {
+		t.Fatalf("packets, want one SYN and one RST:\n%s", formatPackets(ps))
+	}
+}
+
+// TestCapture_CloseRecordsFramesQueuedBeforeIt verifies Close reads every
+// frame the kernel queued before it was called: SYNs still waiting behind a
+// slow callback become attempts, Unanswered if their answer was not read.
+func TestCapture_CloseRecordsFramesQueuedBeforeIt(t *testing.T) {
+	const n = 32
+	l := newTestLab(t)
+	release := make(chan struct{})
+	c, err := Open(l.client, clientIf, OnPacket(func(Packet) { <-release }))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	for range n { // each connect queues its SYN before returning
+		l.dial(t, netip.AddrPortFrom(holeIP4, 443))
+	}
+	unblock()
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	as := c.Attempts()
+	if len(as) != n {
+		t.Fatalf("recorded %d attempts, want %d", len(as), n)
+	}
+	for _, a := range as {
+		if a.Outcome != Unanswered {
+			t.Fatalf("attempt %+v, want Unanswered", a)
+		}
+	}
 }

@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// rcvBuf is the socket receive buffer asked for: room for tens of thousands
+// defaultRcvBuf is the socket receive buffer asked for: room for thousands
 // of truncated frames, so a slow callback does not make the kernel drop.
-const rcvBuf = 4 << 20
+const defaultRcvBuf = 4 << 20
 
 // link is what Open needs to know about the captured interface.
 type link struct {
@@ -38,11 +38,11 @@ func lookupLink(ns netns.NsHandle, ifname string) (link, error) {
 }
 
 // openSocket opens the packet socket inside ns, bound to ifindex.
-func openSocket(ns netns.NsHandle, ifindex int) (int, error) {
+func openSocket(ns netns.NsHandle, ifindex, rcvBuf int) (int, error) {
 	fd := -1
 	err := inNamespace(ns, func() error {
 		var err error
-		fd, err = newPacketSocket(ifindex)
+		fd, err = newPacketSocket(ifindex, rcvBuf)
 		return err
 	})
 	if err != nil && fd >= 0 {
@@ -56,12 +56,12 @@ func openSocket(ns netns.NsHandle, ifindex int) (int, error) {
 // thread's namespace. It is created with protocol 0, so it receives nothing
 // until bind, by which time the filter is attached: no unfiltered frame
 // can slip in between.
-func newPacketSocket(ifindex int) (int, error) {
+func newPacketSocket(ifindex, rcvBuf int) (int, error) {
 	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, fmt.Errorf("capture: packet socket: %w", err)
 	}
-	if err := configure(fd, ifindex); err != nil {
+	if err := configure(fd, ifindex, rcvBuf); err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
@@ -70,7 +70,7 @@ func newPacketSocket(ifindex int) (int, error) {
 
 // configure attaches the filter, turns on kernel timestamps, sizes the
 // receive buffer and binds fd to every protocol on ifindex.
-func configure(fd, ifindex int) error {
+func configure(fd, ifindex, rcvBuf int) error {
 	prog, err := assembleFilter()
 	if err != nil {
 		return fmt.Errorf("capture: assembling filter: %w", err)
