@@ -2,7 +2,6 @@ package trace
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,17 +109,13 @@ func (l *lineReader) next() ([]byte, error) {
 
 // decodeJSON decodes one JSON object that must fill the whole line.
 func decodeJSON(line []byte, v any, fields []string) error {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(line, v); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
-		if errors.As(err, &syn) || errors.As(err, &typ) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if errors.As(err, &syn) || errors.As(err, &typ) {
 			return fmt.Errorf("malformed JSON: %v", err)
 		}
 		return err
-	}
-	if dec.InputOffset() != int64(len(bytes.TrimRight(line, " \t\r"))) {
-		return fmt.Errorf("malformed JSON: data after the object")
 	}
 	return checkKeys(line, fields)
 }

@@ -90,7 +90,7 @@ func TestRead_BadFilesNameFileAndLine(t *testing.T) {
 		"cut-bad-no-final-newline.jsonl":         {6, "no newline"},
 		"field-bad-unknown-field.jsonl":          {4, `unknown field "colour"`},
 		"json-bad-malformed.jsonl":               {6, "malformed JSON"},
-		"json-bad-trailing-data.jsonl":           {2, "data after the object"},
+		"json-bad-trailing-data.jsonl":           {2, "after top-level value"},
 		"kind-bad-unknown-kind.jsonl":            {7, `unknown kind "syn-flood"`},
 		"mode-bad-unknown-mode.jsonl":            {1, `unknown mode "dream"`},
 		"no-header-bad-missing-header.jsonl":     {1, "missing header"},
