@@ -220,18 +220,21 @@ func stacks() string {
 	return string(buf[:runtime.Stack(buf, true)])
 }
 
-// readerRunning reports whether a goroutine started by Open exists. The
-// creator is named even for a goroutine that has not run yet.
+// Stacks name a goroutine's creator even before it has run.
+const createdByPackage = "created by github.com/conformlab/conform/netlab/capture."
+
+// readerRunning reports whether a goroutine started by Open exists.
 func readerRunning() bool {
-	return strings.Contains(stacks(), "created by github.com/conformlab/conform/netlab/capture.Open")
+	return strings.Contains(stacks(), createdByPackage+"Open")
 }
 
-// readerGone returns nil once no goroutine started by Open exists, or else
-// the stacks. It yields a bounded number of times first, so that a reader
-// that has signalled its end can finish returning.
+// readerGone returns nil once no goroutine started by this package (the
+// reader, the namespace switcher) exists, or else the stacks. It yields a
+// bounded number of times first, so that a goroutine that has signalled its
+// end can finish returning.
 func readerGone() error {
 	for range 1000 {
-		if !readerRunning() {
+		if !strings.Contains(stacks(), createdByPackage) {
 			return nil
 		}
 		runtime.Gosched()
