@@ -1,0 +1,73 @@
+// Package runner runs a scenario against an implementation in one mode and
+// returns its trace: in simulation (harness/sim, virtual time, Go balancers
+// only) or in the lab (netlab, real sockets, wall time).
+//
+// Both modes carry out the same timeline (steps at times and after events)
+// and name addresses the same way: backend i's addresses are the lab's
+// (netlab.BackendAddr) on port netlab.DefaultPort, so that a simulated and a
+// lab trace of one scenario compare lane by lane.
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/netip"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/reference"
+)
+
+// Options configure a run.
+type Options struct {
+	// Seed seeds the run's randomness (the policy's, and backoff jitter in
+	// simulation). Recorded in the trace header.
+	Seed uint64
+}
+
+// AddrOf is the address plan every runner uses: the lab's.
+func AddrOf(_ string, index int, fam scenario.Family) string {
+	return netip.AddrPortFrom(netlab.BackendAddr(index, fam == scenario.IPv6), netlab.DefaultPort).String()
+}
+
+// referencePolicy returns the reference policy and its JSON config for the
+// scenario's client configuration: LBPolicy/LBConfig, or the first entry of
+// a service config's loadBalancingConfig, or pick_first by default.
+func referencePolicy(c scenario.Client) (name, config string, err error) {
+	std, cfg := c.LBPolicy, c.LBConfig
+	if c.ServiceConfig != "" {
+		if std, cfg, err = firstLBConfig(c.ServiceConfig); err != nil {
+			return "", "", err
+		}
+	}
+	if std == "" {
+		std = "pick_first"
+	}
+	name, ok := reference.Name(std)
+	if !ok {
+		return "", "", fmt.Errorf("the reference has no policy %q", std)
+	}
+	if cfg == "" {
+		cfg = "{}"
+	}
+	config, err = reference.RewriteConfig(cfg)
+	return name, config, err
+}
+
+// firstLBConfig returns the first policy of a service config's
+// loadBalancingConfig list.
+func firstLBConfig(serviceConfig string) (name, config string, err error) {
+	var sc struct {
+		LoadBalancingConfig []map[string]json.RawMessage `json:"loadBalancingConfig"`
+	}
+	if err := json.Unmarshal([]byte(serviceConfig), &sc); err != nil {
+		return "", "", fmt.Errorf("client.service_config: %w", err)
+	}
+	if len(sc.LoadBalancingConfig) == 0 {
+		return "", "", nil
+	}
+	for k, v := range sc.LoadBalancingConfig[0] {
+		return k, string(v), nil
+	}
+	return "", "", fmt.Errorf("client.service_config: loadBalancingConfig[0] is empty")
+}

@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/sim"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference"
+)
+
+// Sim runs s against the reference in the simulator, on virtual time. The
+// same scenario and seed give the same trace, byte for byte.
+func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
+	policy, config, err := referencePolicy(s.Client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	w, err := sim.New(policy, config, sim.Options{Seed: opts.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer w.Close()
+	sw := &simWorld{s: s, w: w, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
+	for i, b := range s.Backends {
+		var addrs []string
+		for _, fam := range b.Stack.Families() {
+			addrs = append(addrs, AddrOf(b.Name, i, fam))
+		}
+		w.AddBackend(b.Name, addrs...)
+	}
+	tl, err := newTimeline(s, AddrOf, sw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	runErr := tl.run(ctx)
+	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeSim, opts.Seed), Events: w.Events()}
+	if runErr != nil {
+		return t, fmt.Errorf("%s (sim): %w", s.Name, runErr)
+	}
+	return t, nil
+}
+
+// simWorld adapts a sim.World to the timeline.
+type simWorld struct {
+	s      *scenario.Scenario
+	w      *sim.World
+	faults map[string]scenario.FaultType // per concrete address
+	down   map[string]bool               // backends taken down
+}
+
+func (sw *simWorld) now() time.Duration    { return sw.w.Now() }
+func (sw *simWorld) events() []trace.Event { return sw.w.Events() }
+
+func (sw *simWorld) advance(ctx context.Context, cond func() bool, until time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d := until - sw.w.Now(); d > 0 && !cond() {
+		sw.w.AdvanceUntil(cond, d)
+	}
+	return ctx.Err()
+}
+
+var simFaults = map[scenario.FaultType]sim.Fault{
+	scenario.Drop: sim.FaultDrop, scenario.Reset: sim.FaultReset,
+	scenario.Stall: sim.FaultStall, scenario.Down: sim.FaultDown,
+}
+
+func (sw *simWorld) apply(a scenario.Action) error {
+	switch a := a.(type) {
+	case scenario.ResolverUpdate:
+		eps, err := sw.s.ConcreteEndpoints(a.Endpoints, AddrOf)
+		if err != nil {
+			return err
+		}
+		return sw.w.ResolveEndpoints(eps...)
+	case scenario.SetFault:
+		return sw.setFault(a.Addr, a.Fault)
+	case scenario.ClearFault:
+		return sw.setFault(a.Addr, "")
+	case scenario.BackendDown:
+		return sw.setDown(a.Backend, true)
+	case scenario.BackendUp:
+		return sw.setDown(a.Backend, false)
+	case scenario.StartRPC:
+		sw.w.StartRPC(a.ID, sim.RPCOptions{WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: metadata.New(a.Metadata)})
+		return nil
+	}
+	return fmt.Errorf("the simulator cannot apply %s", a.Kind())
+}
+
+func (sw *simWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
+	addr, err := sw.s.Concrete(a, AddrOf)
+	if err != nil {
+		return err
+	}
+	if f == "" {
+		delete(sw.faults, addr)
+	} else {
+		sw.faults[addr] = f
+	}
+	backend, _, _ := a.Split()
+	if !sw.down[backend] {
+		sw.w.SetFault(addr, simFaults[f])
+	}
+	return nil
+}
+
+// setDown models a backend taken down as FaultDown on each of its
+// addresses, restoring their own faults when it comes back.
+func (sw *simWorld) setDown(backend string, down bool) error {
+	i := sw.s.BackendIndex(backend)
+	if i < 0 {
+		return fmt.Errorf("no backend %q", backend)
+	}
+	sw.down[backend] = down
+	for _, fam := range sw.s.Backends[i].Stack.Families() {
+		addr := AddrOf(backend, i, fam)
+		f := sim.FaultDown
+		if !down {
+			f = simFaults[sw.faults[addr]]
+		}
+		sw.w.SetFault(addr, f)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+func heDroppedIPv6() *scenario.Scenario {
+	return scenario.New("he-dropped-ipv6").
+		Backend("b1", scenario.Dual).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+		At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(30 * time.Second).
+		MustBuild()
+}
+
+func firstOf(evs []trace.Event, kind trace.Kind, addr string) (trace.Event, bool) {
+	for _, e := range evs {
+		if e.Kind == kind && (addr == "" || e.Addr == addr || (len(e.Addrs) > 0 && e.Addrs[0] == addr)) {
+			return e, true
+		}
+	}
+	return trace.Event{}, false
+}
+
+// TestSim_HappyEyeballsScenario verifies that the reference pick_first, run
+// from a scenario, attempts IPv4 exactly 250 ms after the dropped IPv6 (A61)
+// and that the run ends when the RPC has its result.
+func TestSim_HappyEyeballsScenario(t *testing.T) {
+	s := heDroppedIPv6()
+	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v6, v4 := AddrOf("b1", 0, scenario.IPv6), AddrOf("b1", 0, scenario.IPv4)
+	syn6, ok6 := firstOf(tr.Events, trace.KindSYN, v6)
+	syn4, ok4 := firstOf(tr.Events, trace.KindSYN, v4)
+	if !ok6 || !ok4 {
+		t.Fatalf("missing SYNs (v6 %v, v4 %v) in\n%s", ok6, ok4, dump(tr.Events))
+	}
+	if gap := syn4.T - syn6.T; gap != 250*time.Millisecond {
+		t.Errorf("IPv4 SYN %v after IPv6 SYN, want 250ms", gap)
+	}
+	res, ok := firstOf(tr.Events, trace.KindRPCResult, "")
+	if !ok || res.Backend != "b1" {
+		t.Fatalf("rpc-result %+v (found %v), want answered by b1", res, ok)
+	}
+	if last := tr.Events[len(tr.Events)-1]; last.T > time.Second {
+		t.Errorf("run went on to %v after the RPC finished at %v; Finish should end it", last.T, res.T)
+	}
+}
+
+// TestSim_SameSeedSameBytes verifies a simulated trace is reproducible.
+func TestSim_SameSeedSameBytes(t *testing.T) {
+	var out [2][]byte
+	for i := range out {
+		tr, err := Sim(context.Background(), heDroppedIPv6(), Options{Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = trace.Canonical(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs with the same seed differ")
+	}
+}
+
+// TestSim_AfterDelayAndUnmetWait verifies event-triggered steps with a delay,
+// and that a WaitFor not met in time fails the run naming the step.
+func TestSim_AfterDelayAndUnmetWait(t *testing.T) {
+	s := scenario.New("after-delay").
+		Backend("b1", scenario.V4Only).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		AfterDelay(scenario.On("subchannel-state").WithState("TRANSIENT_FAILURE"), 5*time.Second, scenario.Clear("b1/ipv4")).
+		At(0, scenario.RPC("r1", scenario.Deadline(time.Second))).
+		At(0, scenario.Wait(scenario.On("rpc-result").WithRPC("r1").WithCode("OK"), 8*time.Second)).
+		End(time.Minute).
+		MustBuild()
+	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "steps[4]") || !strings.Contains(err.Error(), "rpc-result rpc=r1 code=OK") {
+		t.Errorf("err = %v, want the unmet wait of steps[4] named", err)
+	}
+	var tf trace.Event
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindSubchannelState && e.State == "TRANSIENT_FAILURE" {
+			tf = e
+			break
+		}
+	}
+	clr, ok := firstOf(tr.Events, trace.KindFaultClear, "")
+	if !ok || clr.T != tf.T+5*time.Second {
+		t.Errorf("fault cleared at %v (found %v), want 5s after the first TRANSIENT_FAILURE at %v", clr.T, ok, tf.T)
+	}
+}
+
+func dump(evs []trace.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString(e.String() + "\n")
+	}
+	return b.String()
+}
