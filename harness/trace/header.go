@@ -32,9 +32,6 @@ type Header struct {
 	Scenario    *scenario.Scenario `json:"scenario"`      // the experiment, in scenario's JSON form
 }
 
-// headerFields are the JSON keys of Header, for the strict reader.
-var headerFields = []string{"schema", "impl", "impl_version", "mode", "seed", "harness", "env", "scenario"}
-
 // NewHeader is a header of the current schema for one run of s.
 func NewHeader(s *scenario.Scenario, impl string, mode Mode, seed uint64) Header {
 	return Header{Schema: SchemaVersion, Impl: impl, Mode: mode, Seed: seed, Harness: HarnessVersion(), Scenario: s}

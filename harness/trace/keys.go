@@ -7,8 +7,12 @@ import (
 	"strings"
 )
 
-// eventFields are the JSON keys of Event, from its struct tags.
-var eventFields = jsonKeys(reflect.TypeFor[Event]())
+// eventFields and headerFields are the JSON keys of Event and Header, from
+// their struct tags: the only keys the strict reader accepts.
+var (
+	eventFields  = jsonKeys(reflect.TypeFor[Event]())
+	headerFields = jsonKeys(reflect.TypeFor[Header]())
+)
 
 func jsonKeys(t reflect.Type) []string {
 	var keys []string
