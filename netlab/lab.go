@@ -102,13 +102,13 @@ func (l *Lab) Attempts() []capture.Attempt {
 func (l *Lab) plugAll(ctx context.Context) error {
 	hosts := make([]*host, 0, l.cfg.Clients+len(l.cfg.Backends))
 	for c := range l.cfg.Clients {
-		hst := &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(),
+		hst := &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(), mac: hostMAC(false, c),
 			v4: ClientAddr(c, false), v6: ClientAddr(c, true)}
 		l.clients = append(l.clients, hst)
 		hosts = append(hosts, hst)
 	}
 	for i, bc := range l.cfg.Backends {
-		hst := &host{name: bc.Name, port: fmt.Sprintf("b%d", i), ns: netns.None()}
+		hst := &host{name: bc.Name, port: fmt.Sprintf("b%d", i), ns: netns.None(), mac: hostMAC(true, i)}
 		if bc.Families.HasIPv4() {
 			hst.v4 = BackendAddr(i, false)
 		}
@@ -128,6 +128,9 @@ func (l *Lab) plugAll(ctx context.Context) error {
 		})
 	}
 	err := g.Wait()
+	if err == nil {
+		err = l.addNeighbours(hosts[:l.cfg.Clients], hosts[l.cfg.Clients:])
+	}
 	for i, bc := range l.cfg.Backends { // even on error: their namespaces need closing
 		hst := hosts[l.cfg.Clients+i]
 		if !hst.ns.IsOpen() {
@@ -146,6 +149,19 @@ func (l *Lab) plugAll(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// addNeighbours makes every client and backend know each other's MAC.
+func (l *Lab) addNeighbours(clients, backends []*host) error {
+	var g errgroup.Group
+	g.SetLimit(plugParallelism)
+	for _, c := range clients {
+		g.Go(func() error { return addNeighbours(c, backends) })
+	}
+	for _, b := range backends {
+		g.Go(func() error { return addNeighbours(b, clients) })
+	}
+	return g.Wait()
 }
 
 // Close removes everything the lab created: processes, servers, capture,

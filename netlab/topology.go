@@ -17,8 +17,20 @@ type host struct {
 	name string // "client0", or the backend's name
 	port string // its veth's name in the switch namespace: "c0", "b17"
 	ns   netns.NsHandle
+	mac  net.HardwareAddr
 	v4   netip.Addr // zero when the host has no IPv4
 	v6   netip.Addr // zero when the host has no IPv6
+}
+
+// hostMAC derives a host's MAC address from its role and index, like its IP
+// addresses: locally administered, never seen outside the lab.
+func hostMAC(backend bool, index int) net.HardwareAddr {
+	role := byte(0)
+	if backend {
+		role = 1
+	}
+	n := index + 1
+	return net.HardwareAddr{0x02, 0xc0, 0xf0, role, byte(n >> 8), byte(n)}
 }
 
 // newSwitch creates the switch namespace with its bridge.
@@ -61,9 +73,10 @@ func plug(switchNS netns.NsHandle, hst *host) error {
 		return fmt.Errorf("netlab: finding bridge: %w", err)
 	}
 	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: hst.port, MasterIndex: br.Attrs().Index, Flags: net.FlagUp},
-		PeerName:      "eth0",
-		PeerNamespace: netlink.NsFd(int(ns)),
+		LinkAttrs:        netlink.LinkAttrs{Name: hst.port, MasterIndex: br.Attrs().Index, Flags: net.FlagUp},
+		PeerName:         "eth0",
+		PeerHardwareAddr: hst.mac,
+		PeerNamespace:    netlink.NsFd(int(ns)),
 	}
 	if err := sw.LinkAdd(veth); err != nil {
 		return fmt.Errorf("netlab: %s: creating veth: %w", hst.name, err)
@@ -99,6 +112,33 @@ func configureHost(hst *host) error {
 		if hst.v6.IsValid() {
 			if err := addAddr(h, l, netip.PrefixFrom(hst.v6, PrefixV6.Bits()), unix.IFA_F_NODAD); err != nil {
 				return fmt.Errorf("netlab: %s: %w", hst.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// addNeighbours gives hst a permanent neighbour entry for every address of
+// peers: no ARP or neighbour discovery ever runs, so a SYN leaves (and is
+// stamped by the kernel) the moment it is sent, not after a resolution.
+func addNeighbours(hst *host, peers []*host) error {
+	h, err := netlink.NewHandleAt(hst.ns)
+	if err != nil {
+		return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
+	}
+	defer h.Close()
+	l, err := h.LinkByName("eth0")
+	if err != nil {
+		return fmt.Errorf("netlab: %s: eth0: %w", hst.name, err)
+	}
+	for _, p := range peers {
+		for _, a := range []netip.Addr{p.v4, p.v6} {
+			if !a.IsValid() {
+				continue
+			}
+			n := &netlink.Neigh{LinkIndex: l.Attrs().Index, State: netlink.NUD_PERMANENT, IP: a.AsSlice(), HardwareAddr: p.mac}
+			if err := h.NeighSet(n); err != nil {
+				return fmt.Errorf("netlab: %s: neighbour %s: %w", hst.name, a, err)
 			}
 		}
 	}
