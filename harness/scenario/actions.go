@@ -39,6 +39,20 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 	case StepFinish:
 		_, err := r.fields(n, p)
 		return EndRun{}, err
+	case StepHealth:
+		f, err := r.fields(n, p, "addr", "status")
+		if err != nil {
+			return nil, err
+		}
+		addr, err := r.optStr(f, "addr", p)
+		if err != nil {
+			return nil, err
+		}
+		st, err := r.optStr(f, "status", p)
+		return SetHealth{Addr: Addr(addr), Status: st}, err
+	case StepResolverErr:
+		e, err := r.one(n, p, "err")
+		return ResolverError{Err: e}, err
 	}
 	return nil, r.errAt(n, p, "unknown action")
 }

@@ -119,6 +119,16 @@ func (ep Endpoint) With(key, value string) Endpoint {
 	return ep
 }
 
+// ResolveError makes the resolver report an error with message msg.
+func ResolveError(msg string) ResolverError {
+	return ResolverError{Err: msg}
+}
+
+// Health sets the health status (Serving, NotServing) served on address a.
+func Health(a Addr, status string) SetHealth {
+	return SetHealth{Addr: a, Status: status}
+}
+
 // Fault sets fault f on address a.
 func Fault(a Addr, f FaultType) SetFault {
 	return SetFault{Addr: a, Fault: f}

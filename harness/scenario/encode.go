@@ -116,6 +116,11 @@ func actionNode(a Action) (*yaml.Node, error) {
 		m.add("event", condNode(a.Cond))
 		m.add("timeout", scalar("!!str", a.Timeout.String()))
 	case EndRun:
+	case SetHealth:
+		m.add("addr", scalar("!!str", string(a.Addr)))
+		m.add("status", scalar("!!str", a.Status))
+	case ResolverError:
+		m.add("err", scalar("!!str", a.Err))
 	default:
 		return nil, fmt.Errorf("unknown action %T", a)
 	}

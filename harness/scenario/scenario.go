@@ -136,18 +136,21 @@ type StepKind string
 
 // The step kinds.
 const (
-	StepResolve     StepKind = "resolve"      // ResolverUpdate
-	StepFault       StepKind = "fault"        // SetFault
-	StepClear       StepKind = "clear"        // ClearFault
-	StepBackendDown StepKind = "backend_down" // BackendDown
-	StepBackendUp   StepKind = "backend_up"   // BackendUp
-	StepRPC         StepKind = "rpc"          // StartRPC
-	StepWait        StepKind = "wait"         // WaitFor
-	StepFinish      StepKind = "finish"       // EndRun
+	StepResolve     StepKind = "resolve"        // ResolverUpdate
+	StepFault       StepKind = "fault"          // SetFault
+	StepClear       StepKind = "clear"          // ClearFault
+	StepBackendDown StepKind = "backend_down"   // BackendDown
+	StepBackendUp   StepKind = "backend_up"     // BackendUp
+	StepRPC         StepKind = "rpc"            // StartRPC
+	StepWait        StepKind = "wait"           // WaitFor
+	StepFinish      StepKind = "finish"         // EndRun
+	StepHealth      StepKind = "health"         // SetHealth
+	StepResolverErr StepKind = "resolver_error" // ResolverError
 )
 
-// Action is what a step does: one of ResolverUpdate, SetFault, ClearFault,
-// BackendDown, BackendUp, StartRPC, WaitFor, EndRun. Runners switch on the
+// Action is what a step does: one of ResolverUpdate, ResolverError,
+// SetFault, ClearFault, SetHealth, BackendDown, BackendUp, StartRPC,
+// WaitFor, EndRun. Runners switch on the
 // concrete type (or on Kind).
 type Action interface {
 	Kind() StepKind
@@ -164,6 +167,24 @@ type ResolverUpdate struct {
 type Endpoint struct {
 	Addrs []Addr
 	Attrs map[string]string // endpoint attributes, passed through to the runner
+}
+
+// ResolverError makes the resolver report an error instead of addresses.
+type ResolverError struct {
+	Err string
+}
+
+// Health statuses an address's health service can serve (A17); runners
+// that work at the balancer API map them to READY and TRANSIENT_FAILURE.
+const (
+	Serving    = "SERVING"
+	NotServing = "NOT_SERVING"
+)
+
+// SetHealth sets the health status served on one address.
+type SetHealth struct {
+	Addr   Addr
+	Status string // Serving or NotServing
 }
 
 // FaultType is a per-address network fault (DESIGN.md, "Faults per address").
@@ -242,6 +263,12 @@ func (WaitFor) Kind() StepKind { return StepWait }
 // Kind implements Action.
 func (EndRun) Kind() StepKind { return StepFinish }
 
+// Kind implements Action.
+func (SetHealth) Kind() StepKind { return StepHealth }
+
+// Kind implements Action.
+func (ResolverError) Kind() StepKind { return StepResolverErr }
+
 func (ResolverUpdate) isAction() {}
 func (SetFault) isAction()       {}
 func (ClearFault) isAction()     {}
@@ -250,6 +277,8 @@ func (BackendUp) isAction()      {}
 func (StartRPC) isAction()       {}
 func (WaitFor) isAction()        {}
 func (EndRun) isAction()         {}
+func (SetHealth) isAction()      {}
+func (ResolverError) isAction()  {}
 
 // Cond matches trace events: the Count-th event (counting from the start of
 // the run) of kind Kind whose set fields all equal the event's. Addr is
@@ -281,6 +310,7 @@ func EventKinds() []string {
 		"accept", "preface", "rpc-served",
 		"subchannel-new", "subchannel-connect", "subchannel-state",
 		"subchannel-health", "subchannel-shutdown", "balancer-state",
+		"subchannel-addresses", "exit-idle",
 		"pick", "resolve-now", "timer-start", "timer-fire", "timer-stop",
 		"channel-state", "rpc-result",
 	}

@@ -25,6 +25,8 @@ func heDroppedIPv6() *Builder {
 		At(time.Second, Stop("b1")).
 		At(2*time.Second, Start("b1")).
 		At(2*time.Second, Wait(On("channel-state").WithState("READY"), 5*time.Second)).
+		At(3*time.Second, Health("b1/ipv4", NotServing)).
+		At(4*time.Second, ResolveError("name not found")).
 		After(On("rpc-result").WithRPC("r1").WithCode("OK"), Finish()).
 		End(30 * time.Second)
 }
@@ -37,14 +39,15 @@ func TestBuilder_ProducesTypedTimeline(t *testing.T) {
 	for _, st := range s.Steps {
 		kinds = append(kinds, st.Kind())
 	}
-	want := []StepKind{StepFault, StepResolve, StepRPC, StepClear, StepBackendDown, StepBackendUp, StepWait, StepFinish}
+	want := []StepKind{StepFault, StepResolve, StepRPC, StepClear, StepBackendDown, StepBackendUp, StepWait,
+		StepHealth, StepResolverErr, StepFinish}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Fatalf("step kinds (-want +got):\n%s", diff)
 	}
 	if got := s.Steps[3].After.N(); got != 2 {
 		t.Errorf("count of the clear step's condition = %d, want 2", got)
 	}
-	if got := s.Steps[7].After.N(); got != 1 {
+	if got := s.Steps[9].After.N(); got != 1 {
 		t.Errorf("default count = %d, want 1", got)
 	}
 }
@@ -210,6 +213,8 @@ func TestValidate_Problems(t *testing.T) {
 		{"negative time", base().At(-1, Finish()).End(time.Second), "steps[0].at"},
 		{"negative delay", base().AfterDelay(On("pick"), -1, Finish()).End(time.Second), "steps[0].delay"},
 		{"no action", base().At(0, nil).End(time.Second), "steps[0]"},
+		{"unknown health status", base().At(0, Health("b1/ipv4", "MAYBE")).End(time.Second), "steps[0].health.status"},
+		{"empty resolver error", base().At(0, ResolveError("")).End(time.Second), "steps[0].resolver_error.err"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -181,6 +181,16 @@ func (v *validator) action(p string, a Action) error {
 		return v.cond(p+".event", a.Cond)
 	case EndRun:
 		return nil
+	case SetHealth:
+		if a.Status != Serving && a.Status != NotServing {
+			return fieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
+		}
+		return v.addr(p+".addr", a.Addr)
+	case ResolverError:
+		if a.Err == "" {
+			return fieldErr(p+".err", "must not be empty")
+		}
+		return nil
 	}
 	return fieldErr(p, "unknown action %T", a)
 }
