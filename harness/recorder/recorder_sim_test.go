@@ -1,0 +1,143 @@
+package recorder_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/conformlab/conform/harness/recorder"
+	"github.com/conformlab/conform/harness/sim"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/pickfirst"
+	"github.com/conformlab/conform/reference/roundrobin"
+)
+
+const (
+	v4a = "198.18.0.10:443"
+	v6a = "[fd00:c0f::10]:443"
+	v4b = "198.18.0.11:443"
+	v6b = "[fd00:c0f::11]:443"
+)
+
+var builderSeq atomic.Int64
+
+// recordedWorld builds a simulated channel whose policy is child wrapped in
+// a recorder that records into the returned buffer.
+func recordedWorld(t *testing.T, child, cfg string) (*sim.World, *recorder.Buffer) {
+	t.Helper()
+	buf := recorder.NewBuffer(0)
+	name := fmt.Sprintf("conform_recorder_test_%d", builderSeq.Add(1))
+	balancer.Register(recorder.New(balancer.Get(child), recorder.Options{Name: name, Sink: buf}))
+	w, err := sim.New(name, cfg, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w, buf
+}
+
+// rpc starts an RPC carrying its id in the metadata the recorder reads.
+func rpc(w *sim.World, id string) {
+	w.StartRPC(id, sim.RPCOptions{WaitForReady: true, Metadata: metadata.Pairs(recorder.RPCIDKey, id)})
+}
+
+// comparable strips what only the simulator can know (its timer ids count
+// its own network timers too) and drops what the recorder does not record.
+func comparable(evs []trace.Event, recorded bool) []trace.Event {
+	var out []trace.Event
+	for _, e := range evs {
+		if !recorded && e.Source != trace.SourcePolicy {
+			continue
+		}
+		if recorded && e.Source != trace.SourcePolicy {
+			continue // resolver-update and exit-idle: checked separately
+		}
+		e.TimerID = 0
+		out = append(out, e)
+	}
+	return out
+}
+
+// sameLanes fails t unless got and want have the same events lane by lane.
+func sameLanes(t *testing.T, got, want []trace.Event) {
+	t.Helper()
+	g, w := trace.ByLane(got), trace.ByLane(want)
+	lanes := map[string]bool{}
+	for l := range g {
+		lanes[l] = true
+	}
+	for l := range w {
+		lanes[l] = true
+	}
+	for l := range lanes {
+		if !slices.EqualFunc(g[l], w[l], func(a, b trace.Event) bool { return a.String() == b.String() }) {
+			t.Errorf("lane %q:\nrecorder:\n%s\nsimulator:\n%s", l, lines(g[l]), lines(w[l]))
+		}
+	}
+	if len(got) == 0 {
+		t.Error("the recorder recorded nothing")
+	}
+}
+
+func lines(evs []trace.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// TestRecorder_MatchesSimulator_PickFirstHappyEyeballs verifies that around
+// conform_pick_first on virtual time the recorder records, lane by lane and
+// at the same times, exactly the policy events the simulator records:
+// subchannels, connects, states, timers, balancer states and picks.
+func TestRecorder_MatchesSimulator_PickFirstHappyEyeballs(t *testing.T) {
+	w, buf := recordedWorld(t, pickfirst.Name, `{"shuffleAddressList":false}`)
+	if !w.Virtual() {
+		t.Fatal("the recorder around a seam-aware child does not run on virtual time")
+	}
+	w.AddBackend("b0", v4a, v6a)
+	w.SetFault(v6a, sim.FaultDrop)
+	w.ResolveEndpoints([]string{v6a, v4a})
+	rpc(w, "r1")
+	w.Advance(30 * time.Second)
+	rpc(w, "r2")
+	w.Advance(time.Second)
+	sameLanes(t, comparable(buf.Events(), true), comparable(w.Events(), false))
+	if n := len(trace.Select(buf.Events(), trace.OfKind(trace.KindTimerStart))); n == 0 {
+		t.Error("no timer-start recorded: the child's Happy Eyeballs timer was not observed")
+	}
+	ups := trace.Select(buf.Events(), trace.OfKind(trace.KindResolverUpdate))
+	if len(ups) != 1 || !slices.Equal(ups[0].Endpoints[0], []string{v6a, v4a}) {
+		t.Errorf("resolver updates = %v, want one with [%s %s]", ups, v6a, v4a)
+	}
+}
+
+// TestRecorder_MatchesSimulator_RoundRobinHealth verifies that health
+// updates reach the recorder (subchannel-health) when the child registers a
+// health listener, and match the simulator's.
+func TestRecorder_MatchesSimulator_RoundRobinHealth(t *testing.T) {
+	w, buf := recordedWorld(t, roundrobin.Name, "")
+	w.AddBackend("b0", v4a)
+	w.AddBackend("b1", v4b)
+	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.Advance(time.Second)
+	w.SetHealth(v4b, connectivity.TransientFailure)
+	w.Advance(time.Second)
+	rpc(w, "r1")
+	w.Advance(time.Second)
+	sameLanes(t, comparable(buf.Events(), true), comparable(w.Events(), false))
+	health := trace.Select(buf.Events(), trace.OfKind(trace.KindSubchannelHealth), func(e trace.Event) bool {
+		return e.Addr == v4b && e.State == "TRANSIENT_FAILURE"
+	})
+	if len(health) != 1 {
+		t.Errorf("health TRANSIENT_FAILURE on %s recorded %d times, want 1:\n%s", v4b, len(health), lines(buf.Events()))
+	}
+}
