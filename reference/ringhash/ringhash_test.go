@@ -1,0 +1,168 @@
+package ringhash
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/sim"
+)
+
+// threeBackends adds b0, b1, b2 on (v4a, v6a), (v4b, v6b), (v4c, v6c).
+func threeBackends(w *sim.World) {
+	w.AddBackend("b0", v4a, v6a)
+	w.AddBackend("b1", v4b, v6b)
+	w.AddBackend("b2", v4c, v6c)
+}
+
+var backendOf = map[string]string{v4a: "b0", v6a: "b0", v4b: "b1", v6b: "b1", v4c: "b2", v6c: "b2"}
+
+// TestRingHash_SameHeaderValueSameEndpoint verifies A42, Picker Behavior:
+// a request's hash (here XXH64 of its header value) selects the endpoint
+// closest to it on the ring, so the same value always reaches the same
+// endpoint, whatever the order of the resolver's endpoints.
+func TestRingHash_SameHeaderValueSameEndpoint(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	threeBackends(w)
+	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	ks := keys(20)
+	first := keyed(t, w, "a-", ks, 100*ms)
+	w.ResolveEndpoints([]string{v4c}, []string{v4a}, []string{v4b})
+	second := keyed(t, w, "b-", ks, 100*ms)
+	third := keyed(t, w, "c-", ks, 100*ms)
+
+	members := m1(v4a, v4b, v4c)
+	r := ringFor(members...)
+	used := map[string]bool{}
+	for i, k := range ks {
+		want := backendOf[walk(r, members, k)[0]]
+		if first[i] != want || second[i] != want || third[i] != want {
+			t.Errorf("key %s reached %s, %s, %s; want %s each time", k, first[i], second[i], third[i], want)
+		}
+		used[want] = true
+	}
+	if len(used) < 2 {
+		t.Errorf("20 keys all hash to one endpoint: %v", used)
+	}
+}
+
+// TestRingHash_ChildrenCreatedLazily verifies A61, Ring Hash: ring_hash
+// creates an endpoint's pick_first child only when it wants to connect, so
+// a resolver update alone connects nothing (the policy reports IDLE) and a
+// pick creates and connects only the endpoint it lands on.
+func TestRingHash_ChildrenCreatedLazily(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	threeBackends(w)
+	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b}, []string{v4c, v6c})
+	w.Advance(5 * time.Second)
+	evs := w.Events()
+	expect(t, "subchannels before any RPC", created(evs))
+	expect(t, "states before any RPC", states(evs), at(0, "IDLE"))
+
+	members := m1(v4a, v4b, v4c)
+	target := walk(ringFor(members...), members, "alice")[0]
+	w.StartRPC("r1", withKey("alice", sim.RPCOptions{}))
+	w.Advance(time.Second)
+	evs = w.Events()
+	expect(t, "subchannels", created(evs), at(5*time.Second, target))
+	expect(t, "connects", connects(evs), at(5*time.Second, target))
+	expect(t, "states", distinctStates(evs), at(0, "IDLE"), at(5*time.Second, "CONNECTING"), at(5*time.Second+2*ms, "READY"))
+	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 5*time.Second+3*ms {
+		t.Errorf("r1 answered by %q at %v, want %s at 5.003s", r.Backend, r.T, backendOf[target])
+	}
+}
+
+// TestRingHash_PickOnIdleChildConnectsIt verifies A42, Subchannel State
+// Handling: an endpoint whose connection is lost is IDLE and is not
+// reconnected on its own (the policy reports IDLE); the next pick that
+// lands on it triggers its connection attempt and is queued until READY.
+func TestRingHash_PickOnIdleChildConnectsIt(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	threeBackends(w)
+	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	members := m1(v4a, v4b, v4c)
+	target := walk(ringFor(members...), members, "bob")[0]
+	keyed(t, w, "warm-", []string{"bob"}, 100*ms)
+
+	w.SetFault(target, sim.FaultDown) // kills the connection
+	w.SetFault(target, sim.FaultNone)
+	w.Advance(10*time.Second - 100*ms)
+	evs := w.Events()
+	expect(t, "connects while IDLE", connects(evs), at(0, target))
+	expect(t, "states", distinctStates(evs), at(0, "IDLE"), at(0, "CONNECTING"), at(2*ms, "READY"), at(100*ms, "IDLE"))
+
+	w.StartRPC("r1", withKey("bob", sim.RPCOptions{}))
+	w.Advance(time.Second)
+	evs = w.Events()
+	expect(t, "connects", connects(evs), at(0, target), at(10*time.Second, target))
+	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 10*time.Second+3*ms {
+		t.Errorf("r1 answered by %q at %v, want %s at 10.003s", r.Backend, r.T, backendOf[target])
+	}
+}
+
+// TestRingHash_TransientFailureEndpointIsPassedOver verifies A61, Ring
+// Hash, the picker: an endpoint in TRANSIENT_FAILURE is skipped and the
+// pick handled by the next endpoint along the ring (here IDLE: it is asked
+// to connect and the pick queued until it is READY).
+func TestRingHash_TransientFailureEndpointIsPassedOver(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	threeBackends(w)
+	eps := []string{v4a, v4b, v4c}
+	members := m1(eps...)
+	order := walk(ringFor(members...), members, "carol")
+	x, y := order[0], order[1]
+	w.SetFault(x, sim.FaultReset)
+	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.StartRPC("r1", withKey("carol", sim.RPCOptions{WaitForReady: true}))
+	w.Advance(100 * ms)
+	evs := w.Events()
+
+	// At 1 ms x fails: the aggregate is CONNECTING (A42 rule 4) with no
+	// endpoint CONNECTING, so the policy connects the first IDLE endpoint
+	// in resolver order (p); the queued pick then passes over x to y.
+	p := eps[slices.IndexFunc(eps, func(a string) bool { return a != x })]
+	want := []stamped{at(0, x), at(ms, p)}
+	if y != p {
+		want = append(want, at(ms, y))
+	}
+	expect(t, "connects", connects(evs), want...)
+	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[y] || r.T != 4*ms {
+		t.Errorf("r1 answered by %q at %v, want %s (the next endpoint on the ring) at 4ms", r.Backend, r.T, backendOf[y])
+	}
+}
+
+// TestRingHash_AllTransientFailureFailsWithFirstEndpointsError verifies
+// A61, Ring Hash, the picker: when every endpoint is in TRANSIENT_FAILURE
+// the pick fails with the failure of the endpoint the hash selected.
+func TestRingHash_AllTransientFailureFailsWithFirstEndpointsError(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	for _, a := range []string{v4a, v4b, v4c} {
+		w.SetFault(a, sim.FaultReset)
+	}
+	threeBackends(w)
+	eps := []string{v4a, v4b, v4c}
+	members := m1(eps...)
+	order := walk(ringFor(members...), members, "dave")
+	x, y := order[0], order[1]
+	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.StartRPC("r1", withKey("dave", sim.RPCOptions{}))
+	w.Advance(100 * ms)
+	evs := w.Events()
+	r := rpcResult(t, evs, "r1")
+	if r.Code != "Unavailable" || !strings.Contains(r.Err, "every endpoint is in TRANSIENT_FAILURE") || !strings.Contains(r.Err, x) {
+		t.Errorf("r1 ended %s %q at %v; want UNAVAILABLE naming every endpoint failed and %s's error", r.Code, r.Err, r.T, x)
+	}
+	// x fails at 1 ms; then the proactive rule connects the first IDLE
+	// endpoint in resolver order (p) and the pick, passing over x, the next
+	// one on the ring (y). If they differ, all three have failed at 2 ms;
+	// otherwise the third is connected at 2 ms and fails at 3 ms.
+	p := eps[slices.IndexFunc(eps, func(a string) bool { return a != x })]
+	wantT := 2 * ms
+	if p == y {
+		wantT = 3 * ms
+	}
+	if r.T != wantT {
+		t.Errorf("r1 failed at %v, want %v (once the last endpoint failed)", r.T, wantT)
+	}
+}
