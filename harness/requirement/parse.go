@@ -199,8 +199,8 @@ func (p *parser) validate(entries []*entry) {
 		byID[e.ID] = e
 	}
 	for _, e := range entries {
-		if e.DiffersFrom == "" || byID[e.ID] != e {
-			continue
+		if e.DiffersFrom == "" || byID[e.ID] != e || (e.Revision != Seed && e.Revision != Latest) {
+			continue // nothing to follow, or already reported
 		}
 		line := e.lineOf("differs_from")
 		o, ok := byID[e.DiffersFrom]

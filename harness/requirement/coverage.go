@@ -1,0 +1,225 @@
+package requirement
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// DefaultWidth is the width Render uses when given none.
+const DefaultWidth = 100
+
+// minWidth is the narrowest table Render lays out; narrower requests get it.
+const minWidth = 60
+
+// Coverage joins requirements with the specs that check them. The suites
+// provide the map from their Ginkgo labels.
+type Coverage struct {
+	rows    []Row
+	unknown map[string][]string
+}
+
+// Row is one requirement and the specs that check it.
+type Row struct {
+	Requirement
+	CheckedBy []string // spec names, sorted, no duplicates; empty when uncovered
+}
+
+// Covered reports whether some spec checks the requirement.
+func (r Row) Covered() bool { return len(r.CheckedBy) > 0 }
+
+// Total counts one document's requirements.
+type Total struct {
+	Doc       Doc
+	Covered   int
+	Uncovered int
+}
+
+// NewCoverage joins reqs with checkedBy, a map from requirement ID to the
+// names of the specs that check it. IDs in checkedBy that name no
+// requirement in reqs are kept apart and reported by Unknown.
+func NewCoverage(reqs []Requirement, checkedBy map[string][]string) *Coverage {
+	c := &Coverage{unknown: map[string][]string{}}
+	known := map[string]bool{}
+	for _, r := range reqs {
+		known[r.ID] = true
+		c.rows = append(c.rows, Row{Requirement: r, CheckedBy: specNames(checkedBy[r.ID])})
+	}
+	for id, specs := range checkedBy {
+		if !known[id] {
+			c.unknown[id] = specNames(specs)
+		}
+	}
+	slices.SortFunc(c.rows, func(a, b Row) int {
+		if d := docOrder(a.Doc) - docOrder(b.Doc); d != 0 {
+			return d
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return c
+}
+
+func specNames(in []string) []string {
+	var out []string
+	for _, s := range in {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func docOrder(d Doc) int {
+	if i := slices.Index(Docs, d); i >= 0 {
+		return i
+	}
+	return len(Docs)
+}
+
+// Rows returns the requirements sorted by document, then ID.
+func (c *Coverage) Rows() []Row { return slices.Clone(c.rows) }
+
+// Unknown returns the IDs the specs name that are not requirements, sorted.
+// A non-empty result means a label is misspelt or names a removed entry.
+func (c *Coverage) Unknown() []string {
+	ids := make([]string, 0, len(c.unknown))
+	for id := range c.unknown {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Totals counts covered and uncovered requirements per document, for the
+// documents that have requirements, in document order.
+func (c *Coverage) Totals() []Total {
+	var out []Total
+	for _, r := range c.rows {
+		if len(out) == 0 || out[len(out)-1].Doc != r.Doc {
+			out = append(out, Total{Doc: r.Doc})
+		}
+		t := &out[len(out)-1]
+		if r.Covered() {
+			t.Covered++
+		} else {
+			t.Uncovered++
+		}
+	}
+	return out
+}
+
+// Render writes the table `conform requirements` prints: one block per
+// requirement (ID, document, revision, scope and section on the first line;
+// the text, then the specs that check it or UNCOVERED, indented below),
+// then totals per document, then any unknown IDs. No line is wider than
+// width columns (DefaultWidth when width <= 0): text and spec names wrap at
+// spaces, sections are truncated with "...".
+func (c *Coverage) Render(w io.Writer, width int) error {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	width = max(width, minWidth)
+	bw := bufio.NewWriter(w)
+
+	idW := len("ID")
+	for _, r := range c.rows {
+		idW = max(idW, utf8.RuneCountInString(r.ID))
+	}
+	idW = min(idW, width/2)
+	const indent = "    "
+	head := func(id, doc, rev, scope, section string) {
+		line := fmt.Sprintf("%-*s  %-3s  %-6s  %-5s  ", idW, truncate(id, idW), doc, rev, scope)
+		line += truncate(section, width-utf8.RuneCountInString(line))
+		fmt.Fprintln(bw, strings.TrimRight(line, " "))
+	}
+	head("ID", "DOC", "REV", "SCOPE", "SECTION")
+	for _, r := range c.rows {
+		head(r.ID, string(r.Doc), string(r.Revision), string(r.Scope), r.Section)
+		for _, l := range wrap(r.Text, width-len(indent)) {
+			fmt.Fprintln(bw, indent+l)
+		}
+		if !r.Covered() {
+			fmt.Fprintln(bw, indent+"UNCOVERED")
+			continue
+		}
+		writeList(bw, indent+"checked by: ", r.CheckedBy, width)
+	}
+
+	fmt.Fprintln(bw)
+	fmt.Fprintf(bw, "%-5s %8s %8s %10s\n", "DOC", "TOTAL", "COVERED", "UNCOVERED")
+	var all Total
+	for _, t := range c.Totals() {
+		fmt.Fprintf(bw, "%-5s %8d %8d %10d\n", t.Doc, t.Covered+t.Uncovered, t.Covered, t.Uncovered)
+		all.Covered += t.Covered
+		all.Uncovered += t.Uncovered
+	}
+	fmt.Fprintf(bw, "%-5s %8d %8d %10d\n", "all", all.Covered+all.Uncovered, all.Covered, all.Uncovered)
+
+	if ids := c.Unknown(); len(ids) > 0 {
+		fmt.Fprintln(bw)
+		fmt.Fprintln(bw, "Labels naming no requirement in the catalogue:")
+		for _, id := range ids {
+			fmt.Fprintln(bw, indent+truncate(id, width-len(indent)))
+			writeList(bw, indent+indent+"used by: ", c.unknown[id], width)
+		}
+	}
+	return bw.Flush()
+}
+
+// writeList writes items after prefix, one per line, continuation lines
+// aligned under the first item and long items wrapped.
+func writeList(w io.Writer, prefix string, items []string, width int) {
+	pad := strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	lead := prefix
+	for _, it := range items {
+		for _, l := range wrap(it, width-len(pad)) {
+			fmt.Fprintln(w, lead+l)
+			lead = pad
+		}
+	}
+}
+
+// truncate shortens s to at most n runes, marking the cut with "...".
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	if n <= 3 {
+		return string([]rune(s)[:max(n, 0)])
+	}
+	return strings.TrimRight(string([]rune(s)[:n-3]), " ") + "..."
+}
+
+// wrap breaks s into lines of at most n runes at spaces, splitting words
+// longer than a line.
+func wrap(s string, n int) []string {
+	n = max(n, 1)
+	var lines []string
+	var cur []rune
+	for _, word := range strings.Fields(s) {
+		wr := []rune(word)
+		switch {
+		case len(cur) == 0:
+		case len(cur)+1+len(wr) <= n:
+			cur = append(cur, ' ')
+			cur = append(cur, wr...)
+			continue
+		default:
+			lines = append(lines, string(cur))
+			cur = nil
+		}
+		for len(wr) > n {
+			lines = append(lines, string(wr[:n]))
+			wr = wr[n:]
+		}
+		cur = wr
+	}
+	if len(cur) > 0 || len(lines) == 0 {
+		lines = append(lines, string(cur))
+	}
+	return lines
+}
