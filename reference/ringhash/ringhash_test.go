@@ -1,10 +1,13 @@
 package ringhash
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/balancer"
 
 	"github.com/conformlab/conform/harness/sim"
 )
@@ -49,13 +52,15 @@ func TestRingHash_SameHeaderValueSameEndpoint(t *testing.T) {
 
 // TestRingHash_ChildrenCreatedLazily verifies A61, Ring Hash: ring_hash
 // creates an endpoint's pick_first child only when it wants to connect, so
-// a resolver update alone connects nothing (the policy reports IDLE) and a
+// a resolver update (or the channel's ExitIdle) alone connects nothing (the policy reports IDLE) and a
 // pick creates and connects only the endpoint it lands on.
 func TestRingHash_ChildrenCreatedLazily(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
 	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b}, []string{v4c, v6c})
-	w.Advance(5 * time.Second)
+	w.Advance(time.Second)
+	w.ExitIdle() // the channel's ExitIdle connects nothing either
+	w.Advance(4 * time.Second)
 	evs := w.Events()
 	expect(t, "subchannels before any RPC", created(evs))
 	expect(t, "states before any RPC", states(evs), at(0, "IDLE"))
@@ -164,5 +169,28 @@ func TestRingHash_AllTransientFailureFailsWithFirstEndpointsError(t *testing.T) 
 	}
 	if r.T != wantT {
 		t.Errorf("r1 failed at %v, want %v (once the last endpoint failed)", r.T, wantT)
+	}
+}
+
+// TestRingHash_NoEndpointsIsTransientFailure verifies A42, Aggregated
+// Connectivity State, rule 6, with no endpoint at all: an empty update is
+// refused (so the resolver is asked again) and reported as
+// TRANSIENT_FAILURE; a resolver error before any endpoint fails RPCs with
+// that error.
+func TestRingHash_NoEndpointsIsTransientFailure(t *testing.T) {
+	w := newWorld(t, headerConfig, 1)
+	w.ResolverError(errors.New("no such host"))
+	w.StartRPC("r1", withKey("heidi", sim.RPCOptions{}))
+	if err := w.ResolveEndpoints(); !errors.Is(err, balancer.ErrBadResolverState) {
+		t.Errorf("empty update: %v, want ErrBadResolverState", err)
+	}
+	w.StartRPC("r2", withKey("heidi", sim.RPCOptions{}))
+	evs := w.Events()
+	expect(t, "states", states(evs), at(0, "TRANSIENT_FAILURE"), at(0, "TRANSIENT_FAILURE"))
+	if r := rpcResult(t, evs, "r1"); r.Code != "Unavailable" || !strings.Contains(r.Err, "no such host") {
+		t.Errorf("r1 ended %s %q, want UNAVAILABLE with the resolver's error", r.Code, r.Err)
+	}
+	if r := rpcResult(t, evs, "r2"); r.Code != "Unavailable" || !strings.Contains(r.Err, "no endpoints") {
+		t.Errorf("r2 ended %s %q, want UNAVAILABLE saying there are no endpoints", r.Code, r.Err)
 	}
 }
