@@ -198,6 +198,9 @@ func TestEvents_SubchannelForOtherAddresses_Diverges(t *testing.T) {
 	if d == nil || d.Lane != "subchannel:sc2" || d.Diff != Missing {
 		t.Fatalf("want golden sc2's lane missing, got %+v", d)
 	}
+	if !strings.Contains(d.String(), "  seen      (no such lane)\n") {
+		t.Errorf("report does not say the observed lane is absent:\n%s", d)
+	}
 }
 
 // TestEvents_ClientPortsDiffer_Equal verifies that client ports, of packets

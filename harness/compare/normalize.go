@@ -11,8 +11,7 @@ import (
 // item is one event taking part in a comparison: the event as recorded (for
 // the report), its lane and the key of what it says, times left out.
 type item struct {
-	ev   trace.Event
-	norm trace.Event
+	ev   *trace.Event // in the caller's slice, not copied
 	lane string
 	key  string
 }
@@ -61,16 +60,17 @@ func creations(evs []trace.Event) []creation {
 // trace order; rename maps subchannel ids (nil: keep them).
 func byLane(evs []trace.Event, o Options, rename map[string]string) map[string][]item {
 	lanes := map[string][]item{}
-	for _, e := range evs {
-		if !o.selects(e) {
+	for i := range evs {
+		e := &evs[i]
+		if !o.selects(*e) {
 			continue
 		}
-		n := normalize(e, rename, o.ExactText)
+		n := normalize(*e, rename, o.ExactText)
 		lane := trace.Lane(n)
 		if lane == "" {
 			continue // notes and logs: free text, nothing to match
 		}
-		lanes[lane] = append(lanes[lane], item{ev: e, norm: n, lane: lane, key: keyOf(n)})
+		lanes[lane] = append(lanes[lane], item{ev: e, lane: lane, key: keyOf(n)})
 	}
 	return lanes
 }

@@ -43,8 +43,8 @@ func (d *Divergence) String() string {
 	}
 	line("first divergence at %s in lane %s%s: %s",
 		trace.FormatT(d.At), d.Lane, d.observedName(), d.Diff)
-	line("  expected  %s", eventOrEnd(d.Expected))
-	line("  seen      %s", eventOrEnd(d.Seen))
+	line("  expected  %s", eventOrEnd(d.Expected, d.Golden))
+	line("  seen      %s", eventOrEnd(d.Seen, d.Observed))
 	line("  why       %s", d.why())
 	b.WriteString("\n")
 	writeContext(&b, "golden", d.Lane, d.Golden, d.GoldenAt)
@@ -76,11 +76,16 @@ func (d *Divergence) why() string {
 	return ""
 }
 
-func eventOrEnd(e *trace.Event) string {
-	if e == nil {
-		return "(the lane has ended)"
+// eventOrEnd renders e, or says why there is none: the side has no such
+// lane (its context is empty) or its lane has ended.
+func eventOrEnd(e *trace.Event, context []trace.Event) string {
+	switch {
+	case e != nil:
+		return e.String()
+	case len(context) == 0:
+		return "(no such lane)"
 	}
-	return e.String()
+	return "(the lane has ended)"
 }
 
 // writeContext writes the events of one side's lane in aligned columns:

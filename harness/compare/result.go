@@ -1,6 +1,8 @@
 package compare
 
 import (
+	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"time"
@@ -77,7 +79,7 @@ func newDivergence(diff Diff, g, ob []item, i int, o Options) *Divergence {
 		d.Delta = d.Seen.T - d.Expected.T
 	}
 	if diff == Changed {
-		d.Fields = fieldsThatDiffer(g[i].norm, ob[i].norm)
+		d.Fields = fieldsThatDiffer(g[i].key, ob[i].key)
 	}
 	d.Golden, d.GoldenAt = around(g, i, o.context())
 	d.Observed, d.ObservedAt = around(ob, i, o.context())
@@ -90,7 +92,7 @@ func newDivergence(diff Diff, g, ob []item, i int, o Options) *Divergence {
 func laneName(g, ob []item) (lane, observed string) {
 	var own string
 	if len(ob) > 0 {
-		own = trace.Lane(normalizeOwn(ob[0].ev))
+		own = trace.Lane(normalizeOwn(*ob[0].ev))
 	}
 	if len(g) == 0 {
 		return own, ""
@@ -106,7 +108,7 @@ func normalizeOwn(e trace.Event) trace.Event { return normalize(e, nil, true) }
 
 func at(its []item, i int) *trace.Event {
 	if i < len(its) {
-		e := its[i].ev
+		e := *its[i].ev
 		return &e
 	}
 	return nil
@@ -136,19 +138,21 @@ func around(its []item, i, n int) ([]trace.Event, int) {
 	to := min(len(its), i+n)
 	evs := make([]trace.Event, 0, to-from)
 	for _, it := range its[from:to] {
-		evs = append(evs, it.ev)
+		evs = append(evs, *it.ev)
 	}
 	return evs, i - from
 }
 
-// fieldsThatDiffer names, by their JSON keys, the fields in which two
-// normalized events differ.
-func fieldsThatDiffer(a, b trace.Event) []string {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+// fieldsThatDiffer names the fields in which two keys (normalized events
+// in JSON) differ, in the order of the Event struct.
+func fieldsThatDiffer(a, b string) []string {
+	var fa, fb map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(a), &fa) // keys are JSON objects keyOf made
+	_ = json.Unmarshal([]byte(b), &fb)
 	var names []string
-	for i := 0; i < va.NumField(); i++ {
-		if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
-			name, _, _ := strings.Cut(va.Type().Field(i).Tag.Get("json"), ",")
+	for _, f := range reflect.VisibleFields(reflect.TypeFor[trace.Event]()) {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !bytes.Equal(fa[name], fb[name]) {
 			names = append(names, name)
 		}
 	}
