@@ -80,6 +80,9 @@ func picks(t *testing.T, policy string, n int) []trace.Event {
 	return w.Events()
 }
 
+// nilTrace is a typed nil trace.
+var nilTrace *trace.Trace
+
 // inserted is evs with e inserted before the first event after e.T.
 func inserted(evs []trace.Event, e trace.Event) []trace.Event {
 	i := 0
