@@ -116,8 +116,9 @@ func (c *Coverage) Totals() []Total {
 // requirement (ID, document, revision, scope and section on the first line;
 // the text, then the specs that check it or UNCOVERED, indented below),
 // then totals per document, then any unknown IDs. No line is wider than
-// width columns (DefaultWidth when width <= 0): text and spec names wrap at
-// spaces, sections are truncated with "...".
+// width columns (DefaultWidth when width <= 0, at least 60): text and spec
+// names wrap at spaces, sections are truncated with "..." and move to a
+// line of their own when the table is too narrow. IDs are never cut.
 func (c *Coverage) Render(w io.Writer, width int) error {
 	if width <= 0 {
 		width = DefaultWidth
@@ -129,10 +130,17 @@ func (c *Coverage) Render(w io.Writer, width int) error {
 	for _, r := range c.rows {
 		idW = max(idW, utf8.RuneCountInString(r.ID))
 	}
-	idW = min(idW, width/2)
 	const indent = "    "
+	// The section ends the first line when at least minSection columns
+	// are left for it; otherwise it gets a line of its own.
+	const minSection = 16
+	ownLine := width-(idW+2+3+2+6+2+5+2) < minSection
 	head := func(id, doc, rev, scope, section string) {
-		line := fmt.Sprintf("%-*s  %-3s  %-6s  %-5s  ", idW, truncate(id, idW), doc, rev, scope)
+		line := fmt.Sprintf("%-*s  %-3s  %-6s  %-5s  ", idW, id, doc, rev, scope)
+		if ownLine {
+			fmt.Fprintln(bw, truncate(strings.TrimRight(line, " "), width))
+			line = indent
+		}
 		line += truncate(section, width-utf8.RuneCountInString(line))
 		fmt.Fprintln(bw, strings.TrimRight(line, " "))
 	}

@@ -17,6 +17,10 @@ import (
 // paragraph of the document.
 const MaxTextLen = 160
 
+// MaxIDLen bounds an ID, so the coverage table keeps room for the section
+// in 100 columns.
+const MaxIDLen = 36
+
 // Problem is one thing wrong with a catalogue, placed at file:line.
 type Problem struct {
 	File string
@@ -233,6 +237,8 @@ func (p *parser) validateEntry(e *entry) {
 		p.addf(e.Line, "", "missing id")
 	case !idPattern.MatchString(id):
 		p.addf(e.lineOf("id"), id, "id must be upper case words joined by '-', starting with the document (A61-HE-DELAY-DEFAULT)")
+	case len(id) > MaxIDLen:
+		p.addf(e.lineOf("id"), id, "id is %d characters; at most %d", len(id), MaxIDLen)
 	}
 	switch {
 	case e.Doc == "":

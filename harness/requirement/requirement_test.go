@@ -69,7 +69,7 @@ func TestCatalogue_ByIDAndForDoc(t *testing.T) {
 func TestCatalogue_RevisionDifferencesArePaired(t *testing.T) {
 	pairs := [][2]string{
 		{"A56-FAILOVER-TIMER-FIRES-AS-TF", "A56-FAILOVER-TIMER-FIRES-RECHOOSE"},
-		{"A56-FAILOVER-TIMER-RESTART-ON-CONNECTING", "A56-FAILOVER-TIMER-RESTART-ON-TRANSITION"},
+		{"A56-FAILOVER-TIMER-EVERY-CONNECTING", "A56-FAILOVER-TIMER-NEW-CONNECTING"},
 		{"A56-REMOVED-CHILD-RETAINED", "A56-REMOVED-CHILD-DESTROYED"},
 		{"A56-READDED-CHILD-NOT-REACTIVATED", "A56-READDED-CHILD-NEW"},
 		{"A62-SHUFFLE-BEFORE-CONNECT", "A62-SHUFFLE-ON-UPDATE"},
@@ -123,6 +123,11 @@ func TestParse_BadCatalogues(t *testing.T) {
 			name: "id not upper case",
 			yaml: "- id: A61-lower\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
 			want: []string{"bad.yaml:1: A61-lower: id must be upper case words"},
+		},
+		{
+			name: "id too long",
+			yaml: "- id: A61-AN-IDENTIFIER-FAR-TOO-LONG-FOR-THE-TABLE\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
+			want: []string{"bad.yaml:1: A61-AN-IDENTIFIER-FAR-TOO-LONG-FOR-THE-TABLE: id is 44 characters; at most 36"},
 		},
 		{
 			name: "dangling differs_from",
