@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -85,6 +86,21 @@ func (r Requirement) AppliesTo(rev Revision) bool {
 // String renders "ID (doc revision, section)".
 func (r Requirement) String() string {
 	return fmt.Sprintf("%s (%s %s, %q)", r.ID, r.Doc, r.Revision, r.Section)
+}
+
+// IsID reports whether s has the shape of a requirement ID of a known
+// document, so suites can tell requirement labels from others (Slow, Lab).
+// It does not say the ID is in the catalogue; ByID does.
+func IsID(s string) bool {
+	if !idPattern.MatchString(s) || len(s) > MaxIDLen {
+		return false
+	}
+	for _, d := range Docs {
+		if strings.HasPrefix(s, string(d)+"-") {
+			return true
+		}
+	}
+	return false
 }
 
 // FileName is the name catalogue errors use for the embedded catalogue.

@@ -300,3 +300,25 @@ func TestParse_GoodCatalogue(t *testing.T) {
 		t.Errorf("ForDoc(A61) = %v", got)
 	}
 }
+
+// TestIsID verifies requirement labels are told from other labels.
+func TestIsID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"A61-HE-DELAY-DEFAULT": true,
+		"A75-ANYTHING":         true,
+		"A99-HE-DELAY":         false,
+		"A61":                  false,
+		"Slow":                 false,
+		"a61-he-delay":         false,
+		"A61-HE-DELAY-DEFAULT-AND-A-GREAT-DEAL-MORE": false,
+	} {
+		if got := IsID(s); got != want {
+			t.Errorf("IsID(%q) = %v, want %v", s, got, want)
+		}
+	}
+	for _, r := range All() {
+		if !IsID(r.ID) {
+			t.Errorf("IsID(%q) = false for a catalogue entry", r.ID)
+		}
+	}
+}
