@@ -252,3 +252,49 @@ func firstAfter(evs []trace.Event, state string, t time.Duration) time.Duration 
 	}
 	return -1
 }
+
+// TestEnvironment_AnonymousPicks verifies how RPCs without an id are
+// counted: picks after a new picker retry the queued RPCs first; any pick
+// beyond those is a new RPC.
+func TestEnvironment_AnonymousPicks(t *testing.T) {
+	ms := time.Millisecond
+	pick := func(at time.Duration, detail string) trace.Event {
+		e := trace.Event{T: at, Source: trace.SourcePolicy, Kind: trace.KindPick, Subchannel: "sc1", Addr: v4a}
+		if detail != "" {
+			e = trace.Event{T: at, Source: trace.SourcePolicy, Kind: trace.KindPick, Err: "no SubConn is available", Detail: detail}
+		}
+		return e
+	}
+	evs := []trace.Event{
+		{T: 0, Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: [][]string{{v4a}}},
+		pick(1*ms, "queued"),
+		pick(2*ms, "queued"),
+		{T: 3 * ms, Source: trace.SourcePolicy, Kind: trace.KindBalancerState, State: "READY"},
+		pick(3*ms, ""),
+		pick(3*ms, ""),
+		pick(4*ms, ""),
+	}
+	s, _, err := recorder.Environment(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		if r, ok := st.Action.(scenario.StartRPC); ok {
+			got = append(got, fmt.Sprintf("%s@%v", r.ID, st.At))
+		}
+	}
+	if want := []string{"p1@1ms", "p2@2ms", "p3@4ms"}; !slices.Equal(got, want) {
+		t.Fatalf("RPCs %v, want %v", got, want)
+	}
+}
+
+// TestEnvironment_RejectsHostnames verifies that a trace naming addresses
+// that are not ip:port literals is refused with the address, since a
+// scenario cannot give them a family.
+func TestEnvironment_RejectsHostnames(t *testing.T) {
+	evs := []trace.Event{{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: [][]string{{"example.com:443"}}}}
+	if _, _, err := recorder.Environment(evs); err == nil || !strings.Contains(err.Error(), "example.com:443") {
+		t.Fatalf("Environment = %v, want an error naming example.com:443", err)
+	}
+}

@@ -141,3 +141,16 @@ func TestRecorder_MatchesSimulator_RoundRobinHealth(t *testing.T) {
 		t.Errorf("health TRANSIENT_FAILURE on %s recorded %d times, want 1:\n%s", v4b, len(health), lines(buf.Events()))
 	}
 }
+
+// recordedWorldWithConfig builds a simulated channel on the registered
+// conform_recorder with the given config (wall time: the registered form
+// does not know its child in advance).
+func recordedWorldWithConfig(t *testing.T, cfg string) *sim.World {
+	t.Helper()
+	w, err := sim.New(recorder.Name, cfg, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return w
+}
