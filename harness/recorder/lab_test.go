@@ -139,7 +139,32 @@ func TestLab_RecordsGRPCGoPickFirstHappyEyeballs(t *testing.T) {
 	buf := recorder.NewBuffer(0)
 	t.Cleanup(recorder.RegisterSink("", buf))
 	callThroughRecorder(t, l, `{"child":[{"pick_first":{}}]}`, v4, v6)
-	checkHappyEyeballsTrace(t, buf, v4.String(), v6.String())
+	evs := checkHappyEyeballsTrace(t, buf, v4.String(), v6.String())
+	checkFieldEnvironment(t, evs, v4.String(), v6.String())
+}
+
+// checkFieldEnvironment verifies the field-bug flow on a real recording:
+// the environment inferred is one dual-stack backend whose IPv6 address
+// drops, from the start.
+func checkFieldEnvironment(t *testing.T, evs []trace.Event, v4, v6 string) {
+	t.Helper()
+	s, m, err := recorder.Environment(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m[v6] != "b1/ipv6" || m[v4] != "b1/ipv4" || len(s.Backends) != 1 || s.Backends[0].Stack != scenario.Dual {
+		t.Errorf("mapping %v, backends %v; want one dual-stack b1", m, s.Backends)
+	}
+	if got := faultsOf(s); !slices.Equal(got, []string{"+0.0ms b1/ipv6 drop"}) {
+		t.Errorf("inferred faults %v, want b1/ipv6 drop from the start", got)
+	}
+	if !hasRPC(s, "r1", picksOf(evs, "r1")[0].T) {
+		t.Errorf("no RPC r1 at its first pick in %v", s.Steps)
+	}
+}
+
+func picksOf(evs []trace.Event, id string) []trace.Event {
+	return trace.Select(evs, trace.OfKind(trace.KindPick), func(e trace.Event) bool { return e.RPC == id })
 }
 
 // TestLab_RecordsConformPickFirstWithTimers verifies the recorder around
