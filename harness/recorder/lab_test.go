@@ -170,7 +170,7 @@ func picksOf(evs []trace.Event, id string) []trace.Event {
 // TestLab_RecordsConformPickFirstWithTimers verifies the recorder around
 // conform_pick_first, with a named sink and a ring limit: the child's
 // Connection Attempt Delay timer is recorded through the recorder's wall
-// clock, started at the first connect and stopped or fired around 250 ms.
+// clock, started at the first connect and fired about 250 ms later.
 func TestLab_RecordsConformPickFirstWithTimers(t *testing.T) {
 	l, v4, v6 := startLab(t)
 	buf := recorder.NewBuffer(1000)

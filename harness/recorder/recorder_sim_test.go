@@ -48,17 +48,12 @@ func rpc(w *sim.World, id string) {
 	w.StartRPC(id, sim.RPCOptions{WaitForReady: true, Metadata: metadata.Pairs(recorder.RPCIDKey, id)})
 }
 
-// comparable strips what only the simulator can know (its timer ids count
-// its own network timers too) and drops what the recorder does not record.
-func comparable(evs []trace.Event, recorded bool) []trace.Event {
+// policyEvents keeps the policy's events (stimuli are checked separately)
+// without timer ids, which differ: the simulator's count its own network
+// timers too.
+func policyEvents(evs []trace.Event) []trace.Event {
 	var out []trace.Event
-	for _, e := range evs {
-		if !recorded && e.Source != trace.SourcePolicy {
-			continue
-		}
-		if recorded && e.Source != trace.SourcePolicy {
-			continue // resolver-update and exit-idle: checked separately
-		}
+	for _, e := range trace.Select(evs, trace.FromSource(trace.SourcePolicy)) {
 		e.TimerID = 0
 		out = append(out, e)
 	}
@@ -110,7 +105,7 @@ func TestRecorder_MatchesSimulator_PickFirstHappyEyeballs(t *testing.T) {
 	w.Advance(30 * time.Second)
 	rpc(w, "r2")
 	w.Advance(time.Second)
-	sameLanes(t, comparable(buf.Events(), true), comparable(w.Events(), false))
+	sameLanes(t, policyEvents(buf.Events()), policyEvents(w.Events()))
 	if n := len(trace.Select(buf.Events(), trace.OfKind(trace.KindTimerStart))); n == 0 {
 		t.Error("no timer-start recorded: the child's Happy Eyeballs timer was not observed")
 	}
@@ -133,7 +128,7 @@ func TestRecorder_MatchesSimulator_RoundRobinHealth(t *testing.T) {
 	w.Advance(time.Second)
 	rpc(w, "r1")
 	w.Advance(time.Second)
-	sameLanes(t, comparable(buf.Events(), true), comparable(w.Events(), false))
+	sameLanes(t, policyEvents(buf.Events()), policyEvents(w.Events()))
 	health := trace.Select(buf.Events(), trace.OfKind(trace.KindSubchannelHealth), func(e trace.Event) bool {
 		return e.Addr == v4b && e.State == "TRANSIENT_FAILURE"
 	})
