@@ -79,9 +79,23 @@ type testLB struct {
 	timers  map[string]clock.Timer
 	started bool
 	done    int // Done callbacks seen
+	// busy is set while a call into the policy runs; reentered counts calls
+	// that arrived while another was running (the channel must prevent it).
+	busy      bool
+	reentered int
+}
+
+// enter marks a call into the policy; the returned func marks its end.
+func (b *testLB) enter() func() {
+	if b.busy {
+		b.reentered++
+	}
+	b.busy = true
+	return func() { b.busy = false }
 }
 
 func (b *testLB) UpdateClientConnState(s balancer.ClientConnState) error {
+	defer b.enter()()
 	if c, ok := s.BalancerConfig.(*testLBConfig); ok {
 		b.cfg = c
 	} else if b.cfg == nil {
@@ -121,6 +135,7 @@ func (b *testLB) UpdateClientConnState(s balancer.ClientConnState) error {
 
 func (b *testLB) startTimer(t testTimer) {
 	b.timers[t.Purpose] = b.clk.AfterFunc(t.Purpose, time.Duration(t.MS)*time.Millisecond, func() {
+		defer b.enter()()
 		if t.Every {
 			b.startTimer(t)
 		}
@@ -128,6 +143,7 @@ func (b *testLB) startTimer(t testTimer) {
 }
 
 func (b *testLB) updateState(t *testSC, s balancer.SubConnState) {
+	defer b.enter()()
 	t.state = s.ConnectivityState
 	t.states = append(t.states, s.ConnectivityState)
 	switch s.ConnectivityState {
@@ -143,6 +159,7 @@ func (b *testLB) updateState(t *testSC, s balancer.SubConnState) {
 		if b.cfg.Health {
 			t.health = connectivity.Connecting
 			t.sc.RegisterHealthListener(func(h balancer.SubConnState) {
+				defer b.enter()()
 				t.health = h.ConnectivityState
 				b.publish()
 			})
@@ -191,11 +208,13 @@ func (b *testLB) picker() balancer.Picker {
 func (b *testLB) ResolverError(error)                                        {}
 func (b *testLB) UpdateSubConnState(balancer.SubConn, balancer.SubConnState) {}
 func (b *testLB) ExitIdle() {
+	defer b.enter()()
 	for _, t := range b.scs {
 		t.sc.Connect()
 	}
 }
 func (b *testLB) Close() {
+	defer b.enter()()
 	for _, tm := range b.timers {
 		tm.Stop()
 	}
