@@ -128,7 +128,7 @@ func TestNetwork_DownKillsReadyConnection(t *testing.T) {
 	ev := w.Events()
 	wantTimes(t, "IDLE", stateTimes(ev, "sc1", "IDLE"), 1005*time.Millisecond)
 	res := kinds(ev, trace.KindRPCResult, "")
-	if len(res) != 1 || res[0].Code != "Unavailable" {
+	if len(res) != 1 || res[0].Code != "UNAVAILABLE" {
 		t.Fatalf("rpc results = %v, want one UNAVAILABLE\n%s", res, dump(ev))
 	}
 }

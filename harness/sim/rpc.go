@@ -17,7 +17,7 @@ import (
 
 // DefaultMethod is the method RPCs call unless RPCOptions.Method says
 // otherwise.
-const DefaultMethod = "/conform.Backend/Name"
+const DefaultMethod = "/conform.lab.Backend/Name"
 
 // RPCOptions are the attributes of one simulated RPC.
 type RPCOptions struct {
@@ -167,7 +167,7 @@ func (w *World) finishLocked(r *rpc, code codes.Code, msg, backend string) {
 	r.finished = true
 	r.deadline.stopLocked(w)
 	w.dequeueLocked(r)
-	e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: r.id, Code: code.String(), Backend: backend, Err: msg}
+	e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: r.id, Code: trace.CodeName(code), Backend: backend, Err: msg}
 	w.recordLocked(e)
 	if r.done != nil {
 		done, info := r.done, balancer.DoneInfo{}

@@ -54,7 +54,7 @@ func TestPick_PickerErrorFailsFastUnlessWaitForReady(t *testing.T) {
 	w.StartRPC("fast", RPCOptions{})
 	w.StartRPC("wfr", RPCOptions{WaitForReady: true})
 	got := results(w.Events())
-	if r := got["fast"]; r.Code != "Unavailable" || r.Err != errNoReady.Error() || r.T != 10*time.Millisecond {
+	if r := got["fast"]; r.Code != "UNAVAILABLE" || r.Err != errNoReady.Error() || r.T != 10*time.Millisecond {
 		t.Fatalf("fast = %+v, want UNAVAILABLE %q at 10ms", r, errNoReady)
 	}
 	if _, done := got["wfr"]; done {
@@ -78,7 +78,7 @@ func TestPick_StatusErrorEndsEvenWaitForReady(t *testing.T) {
 	}
 	w.Advance(10 * time.Millisecond)
 	w.StartRPC("wfr", RPCOptions{WaitForReady: true})
-	if r := results(w.Events())["wfr"]; r.Code != "Unavailable" || r.Err != "test lb: dropped" {
+	if r := results(w.Events())["wfr"]; r.Code != "UNAVAILABLE" || r.Err != "test lb: dropped" {
 		t.Fatalf("wfr = %+v, want the picker's UNAVAILABLE status", r)
 	}
 }
@@ -97,7 +97,7 @@ func TestPick_DeadlineExceededWhileQueued(t *testing.T) {
 	w.StartRPC("r", RPCOptions{WaitForReady: true, Deadline: 5 * time.Second})
 	w.Advance(time.Minute)
 	r := results(w.Events())["r"]
-	if r.Code != "DeadlineExceeded" || r.T != 6*time.Second || r.Err != "latest balancer error: "+errNoReady.Error() {
+	if r.Code != "DEADLINE_EXCEEDED" || r.T != 6*time.Second || r.Err != "latest balancer error: "+errNoReady.Error() {
 		t.Fatalf("r = %+v, want DEADLINE_EXCEEDED at 6s with the latest balancer error", r)
 	}
 }

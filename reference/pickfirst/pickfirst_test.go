@@ -349,7 +349,7 @@ func TestPickFirst_PickerError_CarriesLastConnectionError(t *testing.T) {
 	w.StartRPC("r1", sim.RPCOptions{})
 	w.Advance(100 * ms)
 	r := rpcResult(t, w.Events(), "r1")
-	if r.Code != "Unavailable" || !strings.Contains(r.Err, v4a) || !strings.Contains(r.Err, "connection refused") {
+	if r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, v4a) || !strings.Contains(r.Err, "connection refused") {
 		t.Fatalf("r1 = %s %q, want Unavailable naming %s and the refusal", r.Code, r.Err, v4a)
 	}
 }

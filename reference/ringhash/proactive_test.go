@@ -29,7 +29,7 @@ func TestRingHash_ProactiveConnectionWhileFailing(t *testing.T) {
 	w.StartRPC("r1", withKey("erin", sim.RPCOptions{Deadline: ms / 2}))
 	w.Advance(500 * ms)
 	evs := w.Events()
-	if r := rpcResult(t, evs, "r1"); r.Code != "DeadlineExceeded" || r.T != ms/2 {
+	if r := rpcResult(t, evs, "r1"); r.Code != "DEADLINE_EXCEEDED" || r.T != ms/2 {
 		t.Fatalf("r1 ended %s at %v, want DEADLINE_EXCEEDED at 0.5ms", r.Code, r.T)
 	}
 	// The others in resolver order: at 1 ms x has failed (one failure of

@@ -155,7 +155,7 @@ func TestRingHash_AllTransientFailureFailsWithFirstEndpointsError(t *testing.T) 
 	w.Advance(100 * ms)
 	evs := w.Events()
 	r := rpcResult(t, evs, "r1")
-	if r.Code != "Unavailable" || !strings.Contains(r.Err, "every endpoint is in TRANSIENT_FAILURE") || !strings.Contains(r.Err, x) {
+	if r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "every endpoint is in TRANSIENT_FAILURE") || !strings.Contains(r.Err, x) {
 		t.Errorf("r1 ended %s %q at %v; want UNAVAILABLE naming every endpoint failed and %s's error", r.Code, r.Err, r.T, x)
 	}
 	// x fails at 1 ms; then the proactive rule connects the first IDLE
@@ -187,10 +187,10 @@ func TestRingHash_NoEndpointsIsTransientFailure(t *testing.T) {
 	w.StartRPC("r2", withKey("heidi", sim.RPCOptions{}))
 	evs := w.Events()
 	expect(t, "states", states(evs), at(0, "TRANSIENT_FAILURE"), at(0, "TRANSIENT_FAILURE"))
-	if r := rpcResult(t, evs, "r1"); r.Code != "Unavailable" || !strings.Contains(r.Err, "no such host") {
+	if r := rpcResult(t, evs, "r1"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no such host") {
 		t.Errorf("r1 ended %s %q, want UNAVAILABLE with the resolver's error", r.Code, r.Err)
 	}
-	if r := rpcResult(t, evs, "r2"); r.Code != "Unavailable" || !strings.Contains(r.Err, "no endpoints") {
+	if r := rpcResult(t, evs, "r2"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no endpoints") {
 		t.Errorf("r2 ended %s %q, want UNAVAILABLE saying there are no endpoints", r.Code, r.Err)
 	}
 }

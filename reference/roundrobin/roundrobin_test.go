@@ -129,7 +129,7 @@ func TestRoundRobin_AllFailing_PickerKeepsChildError(t *testing.T) {
 	w.Advance(100 * ms)
 	expect(t, "states", states(w.Events()), at(0, "CONNECTING"), at(1*ms, "TRANSIENT_FAILURE"))
 	for _, e := range backendsOf(t, w, "r", 2) {
-		if !strings.HasPrefix(e, "Unavailable: ") || !strings.Contains(e, "connection refused") ||
+		if !strings.HasPrefix(e, "UNAVAILABLE: ") || !strings.Contains(e, "connection refused") ||
 			!(strings.Contains(e, v4a) || strings.Contains(e, v4b)) || !strings.Contains(e, "conform_round_robin") {
 			t.Errorf("RPC result %q, want UNAVAILABLE naming the policy, an address and the refusal", e)
 		}

@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
+	"google.golang.org/grpc/status"
+
+	"github.com/conformlab/conform/harness/recorder"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/reference"
+)
+
+// Lab runs s against the reference in a network lab of its own, on wall
+// time: real backends and faults, packets captured in the client namespace,
+// and a real grpc-go channel whose policy is wrapped in the recorder, so the
+// trace has the same LB-level events as a simulated one plus the network's.
+// It needs root (see netlab.Available).
+func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
+	policy, config, err := referencePolicy(s.Client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	log := &eventLog{changed: make(chan struct{})}
+	lw := &labWorld{s: s, log: log, rpcs: map[string]context.CancelFunc{}}
+	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { log.add(fromLab(e)) }}
+	for _, b := range s.Backends {
+		cfg.Backends = append(cfg.Backends, netlab.BackendConfig{Name: b.Name, Families: labFamilies[b.Stack]})
+	}
+	if lw.lab, err = netlab.Start(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer lw.lab.Close()
+	if err := lw.connect(policy, config, opts.Seed); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	tl, err := newTimeline(s, AddrOf, lw)
+	if err != nil {
+		lw.close()
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	runErr := tl.run(ctx)
+	lw.close()
+	lw.lab.Close() // settles the capture before the events are read
+	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeLab, opts.Seed), Events: log.sorted()}
+	if runErr != nil {
+		return t, fmt.Errorf("%s (lab): %w", s.Name, runErr)
+	}
+	return t, nil
+}
+
+var labFamilies = map[scenario.Stack]netlab.Families{
+	scenario.Dual: netlab.Dual, scenario.V4Only: netlab.IPv4Only, scenario.V6Only: netlab.IPv6Only,
+}
+
+// eventLog is the lab run's events in arrival order (append-only, which the
+// timeline's incremental watches need); sorted gives them in time order.
+type eventLog struct {
+	mu      sync.Mutex
+	evs     []trace.Event
+	changed chan struct{} // closed and replaced on every add
+}
+
+func (l *eventLog) add(e trace.Event) {
+	l.mu.Lock()
+	l.evs = append(l.evs, e)
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// Record makes the log the recorder's sink.
+func (l *eventLog) Record(e trace.Event) { l.add(e) }
+
+func (l *eventLog) snapshot() ([]trace.Event, <-chan struct{}) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.evs), l.changed
+}
+
+func (l *eventLog) sorted() []trace.Event {
+	evs, _ := l.snapshot()
+	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
+	return evs
+}
+
+// labWorld adapts a lab and a grpc-go channel to the timeline.
+type labWorld struct {
+	s     *scenario.Scenario
+	lab   *netlab.Lab
+	log   *eventLog
+	res   *manual.Resolver
+	cc    *grpc.ClientConn
+	unreg func()
+
+	wg   sync.WaitGroup // the state watcher and the RPCs
+	mu   sync.Mutex
+	rpcs map[string]context.CancelFunc
+}
+
+// sinkSeq makes each lab run's recorder sink name unique in the process.
+var sinkSeq struct {
+	sync.Mutex
+	n int
+}
+
+// connect builds the channel: a manual resolver, the lab's dialer, and the
+// reference policy wrapped in the recorder, whose events share the lab's
+// timebase.
+func (lw *labWorld) connect(policy, config string, seed uint64) error {
+	sinkSeq.Lock()
+	sinkSeq.n++
+	sink := fmt.Sprintf("runner-lab-%d", sinkSeq.n)
+	sinkSeq.Unlock()
+	lw.unreg = recorder.RegisterSink(sink, timedSink{lw.log, lw.lab})
+	lw.res = manual.NewBuilderWithScheme("conform")
+	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"child":[{%q:%s}]}}]}`, recorder.Name, sink, policy, config)
+	cc, err := grpc.NewClient("conform:///"+lw.s.Name,
+		grpc.WithResolvers(lw.res),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(lw.lab.GRPCDialer()),
+		grpc.WithDefaultServiceConfig(sc))
+	if err != nil {
+		lw.unreg()
+		return err
+	}
+	lw.cc = cc
+	cc.Connect() // builds the resolver, so that updates can be pushed
+	lw.wg.Add(1)
+	go lw.watchStates()
+	return nil
+}
+
+// timedSink stamps recorder events on the lab's timebase.
+type timedSink struct {
+	*eventLog
+	lab *netlab.Lab
+}
+
+func (t timedSink) Now() time.Duration { return t.lab.Now() }
+
+func (lw *labWorld) watchStates() {
+	defer lw.wg.Done()
+	for s := lw.cc.GetState(); ; s = lw.cc.GetState() {
+		lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
+		if s == connectivity.Shutdown || !lw.cc.WaitForStateChange(context.Background(), s) {
+			return
+		}
+	}
+}
+
+func (lw *labWorld) close() {
+	lw.mu.Lock()
+	for _, cancel := range lw.rpcs {
+		cancel()
+	}
+	lw.mu.Unlock()
+	lw.cc.Close() // ends the watcher after it records SHUTDOWN
+	lw.wg.Wait()
+	lw.unreg()
+}
+
+func (lw *labWorld) now() time.Duration { return lw.lab.Now() }
+
+func (lw *labWorld) events() []trace.Event {
+	evs, _ := lw.log.snapshot()
+	return evs
+}
+
+func (lw *labWorld) advance(ctx context.Context, cond func() bool, until time.Duration) error {
+	for {
+		_, changed := lw.log.snapshot()
+		if cond() {
+			return nil
+		}
+		left := until - lw.lab.Now()
+		if left <= 0 {
+			return nil
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+var labFaults = map[scenario.FaultType]netlab.Fault{
+	"": netlab.FaultNone, scenario.Drop: netlab.FaultDrop, scenario.Reset: netlab.FaultReset,
+	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown,
+}
+
+func (lw *labWorld) apply(a scenario.Action) error {
+	switch a := a.(type) {
+	case scenario.ResolverUpdate:
+		return lw.resolve(a)
+	case scenario.SetFault:
+		return lw.setFault(a.Addr, a.Fault)
+	case scenario.ClearFault:
+		return lw.setFault(a.Addr, "")
+	case scenario.BackendDown:
+		return lw.lab.SetBackendDown(a.Backend, true)
+	case scenario.BackendUp:
+		return lw.lab.SetBackendDown(a.Backend, false)
+	case scenario.StartRPC:
+		lw.startRPC(a)
+		return nil
+	}
+	return fmt.Errorf("the lab cannot apply %s", a.Kind())
+}
+
+func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
+	eps, err := lw.s.ConcreteEndpoints(a.Endpoints, AddrOf)
+	if err != nil {
+		return err
+	}
+	var st resolver.State
+	for _, ep := range eps {
+		var e resolver.Endpoint
+		for _, addr := range ep {
+			e.Addresses = append(e.Addresses, resolver.Address{Addr: addr})
+		}
+		st.Endpoints = append(st.Endpoints, e)
+	}
+	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	lw.res.UpdateState(st)
+	return nil
+}
+
+func (lw *labWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
+	addr, err := lw.s.Concrete(a, AddrOf)
+	if err != nil {
+		return err
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err
+	}
+	return lw.lab.SetFault(ap, labFaults[f]) // the lab records fault-set / fault-clear
+}
+
+// startRPC sends one RPC on its own goroutine and records its start and its
+// result (the backend that answered, or the status code).
+func (lw *labWorld) startRPC(a scenario.StartRPC) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if a.Deadline > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), a.Deadline)
+	}
+	lw.mu.Lock()
+	lw.rpcs[a.ID] = cancel
+	lw.mu.Unlock()
+	if len(a.Metadata) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, metadata.New(a.Metadata))
+	}
+	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
+		Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
+	lw.wg.Add(1)
+	go func() {
+		defer lw.wg.Done()
+		defer cancel()
+		backend, err := netlab.CallName(ctx, lw.cc, grpc.WaitForReady(a.WaitForReady))
+		e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: a.ID, Code: trace.CodeName(codes.OK), Backend: backend}
+		if err != nil {
+			st, _ := status.FromError(err)
+			e.Code, e.Err, e.Backend = trace.CodeName(st.Code()), st.Message(), ""
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				e.Code = trace.CodeName(codes.DeadlineExceeded)
+			}
+		}
+		e.T = lw.lab.Now()
+		lw.log.add(e)
+	}()
+}
+
+var labSources = map[netlab.EventKind]trace.Source{
+	netlab.EventSYN: trace.SourceCapture, netlab.EventSYNACK: trace.SourceCapture, netlab.EventRST: trace.SourceCapture,
+	netlab.EventAccept: trace.SourceBackend, netlab.EventPreface: trace.SourceBackend, netlab.EventRPC: trace.SourceBackend,
+}
+
+// fromLab turns a lab event into a trace event.
+func fromLab(e netlab.Event) trace.Event {
+	src, ok := labSources[e.Kind]
+	if !ok {
+		src = trace.SourceHarness
+	}
+	te := trace.Event{T: e.T, Source: src, Kind: trace.Kind(e.Kind), Backend: e.Backend, Method: e.Method, Retransmit: e.Retransmit}
+	if e.Addr.IsValid() {
+		te.Addr = e.Addr.String()
+	}
+	if e.Peer.IsValid() {
+		te.Peer = e.Peer.String()
+		if src == trace.SourceCapture {
+			te.Port = int(e.Peer.Port())
+		}
+	}
+	if e.Kind == netlab.EventFaultSet {
+		te.Fault = e.Fault.String()
+	}
+	return te
+}
