@@ -185,7 +185,7 @@ func TestPriority_EmptyPriorities_TransientFailure(t *testing.T) {
 	w := newWorld(t)
 	push(t, w, `{"children": {}, "priorities": []}`)
 	eq(t, "state", w.State(), connectivity.TransientFailure)
-	eq(t, "rpc", inUse(t, w), "error: Unavailable: "+errEmptyPriorities.Error())
+	eq(t, "rpc", inUse(t, w), "error: UNAVAILABLE: "+errEmptyPriorities.Error())
 }
 
 // TestPriority_RemovedChild_SeedCachesLatestRemoves verifies A56, Child
