@@ -1,0 +1,23 @@
+module github.com/conformlab/conform/drivers/go/reference
+
+go 1.26.8
+
+require (
+	github.com/conformlab/conform v0.0.0
+	github.com/conformlab/conform/drivers/go v0.0.0
+)
+
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.60.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
+	google.golang.org/grpc v1.85.0 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
+)
+
+replace (
+	github.com/conformlab/conform => ../../..
+	github.com/conformlab/conform/drivers/go => ..
+)
