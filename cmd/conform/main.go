@@ -28,6 +28,9 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run the suites against the reference; a verdict per requirement", runRun},
+		{"record", "write the reference's traces as the golden traces (traces/)", runRecord},
+		{"requirements", "the requirement catalogue, and which specs check each requirement", runRequirements},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}
 }
@@ -47,6 +50,9 @@ Ctrl-C). Start with:
 
   sudo conform lab check     # can the lab run on this machine, and if not, why
   sudo conform lab demo      # a grpc-go channel doing Happy Eyeballs, packet by packet
+  sudo conform run           # every suite, in simulation and in the lab
+  conform run --mode sim     # simulation only (no root needed)
+  conform requirements       # what is checked, and what is not yet
 `
 
 // exitError carries an exit status other than 1.

@@ -75,3 +75,65 @@ func TestLabDemo_ShowsHappyEyeballs(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_SimJSONAndExitStatus verifies `conform run --mode sim --json`
+// prints one result per requirement, spec and mode, and exits 0 only when
+// every verdict is pass.
+func TestRun_SimJSONAndExitStatus(t *testing.T) {
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"run", "--mode", "sim", "--json", "--suite", "a61"}, &out, &errw)
+	var rep struct {
+		Results []struct{ Requirement, Verdict, Mode string }
+		Pass    bool
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Results) == 0 {
+		t.Fatalf("not a JSON report: %v\n%s\n%s", jerr, out.String(), errw.String())
+	}
+	allPass := true
+	for _, r := range rep.Results {
+		allPass = allPass && r.Verdict == "pass"
+		if r.Mode != "sim" {
+			t.Errorf("--mode sim ran a %s result: %+v", r.Mode, r)
+		}
+	}
+	if rep.Pass != allPass || (err == nil) != allPass {
+		t.Errorf("pass=%v, every verdict pass=%v, run error %v", rep.Pass, allPass, err)
+	}
+	if !strings.Contains(errw.String(), "[1/") {
+		t.Errorf("no progress lines on stderr:\n%s", errw.String())
+	}
+}
+
+// TestRun_BadFlagsSayWhy verifies unknown suites and bad label filters are
+// errors that name the problem.
+func TestRun_BadFlagsSayWhy(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--mode", "sim", "--suite", "a99"},
+		{"run", "--mode", "sim", "--label-filter", "(("},
+		{"run", "--mode", "warp"},
+	} {
+		var out, errw bytes.Buffer
+		err := run(context.Background(), args, &out, &errw)
+		if err == nil {
+			t.Errorf("%v succeeded", args)
+			continue
+		}
+		if !strings.Contains(err.Error(), args[len(args)-1]) && !strings.Contains(err.Error(), "label-filter") {
+			t.Errorf("%v: error %q does not name the bad value", args, err)
+		}
+	}
+}
+
+// TestRequirements_ListsCoveredAndUncovered verifies the catalogue table
+// names the specs that check a requirement and marks the rest UNCOVERED.
+func TestRequirements_ListsCoveredAndUncovered(t *testing.T) {
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"requirements", "--doc", "a61"}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"A61-HE-DELAY-DEFAULT", "a61/he-dropped-ipv6", "UNCOVERED"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("requirements output lacks %q", want)
+		}
+	}
+}

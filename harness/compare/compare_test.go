@@ -228,3 +228,20 @@ func withPorts(evs []trace.Event, base int) []trace.Event {
 	}
 	return out
 }
+
+// TestEvents_IgnoredFieldsDoNotDiverge verifies that fields named in Ignore
+// take no part, while the others still do.
+func TestEvents_IgnoredFieldsDoNotDiverge(t *testing.T) {
+	golden := []trace.Event{{T: 0, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: "198.19.0.1:50051"}}
+	observed := []trace.Event{{T: 0, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: "198.19.0.1:50051", Backend: "b1", Peer: "198.18.0.1:4000"}}
+	if res := Events(golden, observed, Options{}); res.Equal() {
+		t.Fatal("events differing in peer and backend compared equal without Ignore")
+	}
+	if res := Events(golden, observed, Options{Ignore: []string{"peer", "backend"}}); !res.Equal() {
+		t.Errorf("with peer and backend ignored: %s", res)
+	}
+	observed[0].Retransmit = true
+	if res := Events(golden, observed, Options{Ignore: []string{"peer", "backend"}}); res.Equal() {
+		t.Error("a field not ignored (retransmit) took no part")
+	}
+}

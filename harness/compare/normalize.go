@@ -70,7 +70,7 @@ func byLane(evs []trace.Event, o Options, rename map[string]string) map[string][
 		if lane == "" {
 			continue // notes and logs: free text, nothing to match
 		}
-		lanes[lane] = append(lanes[lane], item{ev: e, lane: lane, key: keyOf(n)})
+		lanes[lane] = append(lanes[lane], item{ev: e, lane: lane, key: keyOf(n, o.Ignore)})
 	}
 	return lanes
 }
@@ -115,8 +115,18 @@ func present(s string) string {
 	return "(set)"
 }
 
-// keyOf is what a normalized event says, as a comparable string.
-func keyOf(n trace.Event) string {
+// keyOf is what a normalized event says, as a comparable string, leaving
+// out the fields named in ignore (by their JSON names).
+func keyOf(n trace.Event, ignore []string) string {
 	b, _ := json.Marshal(n) // an Event always marshals
+	if len(ignore) == 0 {
+		return string(b)
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(b, &m)
+	for _, f := range ignore {
+		delete(m, f)
+	}
+	b, _ = json.Marshal(m) // map keys marshal sorted: still canonical
 	return string(b)
 }

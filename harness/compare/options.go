@@ -34,6 +34,10 @@ type Options struct {
 	// ExactText compares Err and Detail literally. By default only their
 	// presence is compared: their wording is each implementation's own.
 	ExactText bool
+	// Ignore names fields (by their JSON names: "peer", "backend") left out
+	// of the comparison: fields that only one kind of run records, as a
+	// lab capture records the peer and the simulator does not.
+	Ignore []string
 	// Context is how many events of the diverging lane each side shows
 	// before the divergence (after it, one fewer); zero means 3.
 	Context int

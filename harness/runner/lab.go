@@ -53,6 +53,7 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		lw.close()
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
+	log.start(lw.lab.Now())
 	runErr := tl.run(ctx)
 	lw.close()
 	lw.lab.Close() // settles the capture before the events are read
@@ -71,12 +72,26 @@ var labFamilies = map[scenario.Stack]netlab.Families{
 // timeline's incremental watches need); sorted gives them in time order.
 type eventLog struct {
 	mu      sync.Mutex
+	base    time.Duration // the lab time at which the scenario started
 	evs     []trace.Event
 	changed chan struct{} // closed and replaced on every add
 }
 
+// start makes lab time base the scenario's time zero. Events observed before
+// (setting up the channel) are stamped zero.
+func (l *eventLog) start(base time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.base = base
+	for i := range l.evs {
+		l.evs[i].T = max(0, l.evs[i].T-base)
+	}
+}
+
+// add records e, stamped in lab time, on the scenario's timebase.
 func (l *eventLog) add(e trace.Event) {
 	l.mu.Lock()
+	e.T = max(0, e.T-l.base)
 	l.evs = append(l.evs, e)
 	close(l.changed)
 	l.changed = make(chan struct{})
@@ -174,7 +189,11 @@ func (lw *labWorld) close() {
 	lw.unreg()
 }
 
-func (lw *labWorld) now() time.Duration { return lw.lab.Now() }
+func (lw *labWorld) now() time.Duration {
+	lw.log.mu.Lock()
+	defer lw.log.mu.Unlock()
+	return lw.lab.Now() - lw.log.base
+}
 
 func (lw *labWorld) events() []trace.Event {
 	evs, _ := lw.log.snapshot()
@@ -187,7 +206,7 @@ func (lw *labWorld) advance(ctx context.Context, cond func() bool, until time.Du
 		if cond() {
 			return nil
 		}
-		left := until - lw.lab.Now()
+		left := until - lw.now()
 		if left <= 0 {
 			return nil
 		}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/conformlab/conform/harness/requirement"
+)
+
+const requirementsUsage = `Usage:
+  conform requirements [--doc A61] [--width 100]
+      Prints the requirement catalogue — every checkable statement of A61,
+      A62 and A56, with its document, revision and section — and, for each,
+      the specs that check it. Requirements no spec checks are listed as
+      UNCOVERED, never hidden.
+
+Flags:
+`
+
+func runRequirements(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("requirements", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	doc := fs.String("doc", "", "only this document (A61, A62, A56)")
+	width := fs.Int("width", requirement.DefaultWidth, "the table's width in columns")
+	fs.Usage = func() { fmt.Fprint(stderr, requirementsUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	reqs := requirement.All()
+	if *doc != "" {
+		reqs = requirement.ForDoc(requirement.Doc(strings.ToUpper(*doc)))
+		if len(reqs) == 0 {
+			return fmt.Errorf("requirements: no requirements for document %q", *doc)
+		}
+	}
+	checkedBy := map[string][]string{}
+	for _, su := range suites() {
+		for _, sp := range su.specs() {
+			for _, id := range sp.Requirements() {
+				checkedBy[id] = append(checkedBy[id], su.name+"/"+sp.Name())
+			}
+		}
+	}
+	return requirement.NewCoverage(reqs, checkedBy).Render(stdout, *width)
+}

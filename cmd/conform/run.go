@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+const runUsage = `Usage:
+  conform run [flags]
+      Runs every suite against the reference implementation — in simulation
+      and, as root, in the network lab — checks every requirement, compares
+      each trace with its golden trace (traces/<doc>/<scenario>.<mode>.jsonl),
+      and ends with a table: requirement → verdict per mode, then totals.
+      Exit status 0 only when every verdict is pass.
+
+  conform record [flags]
+      Runs the same specs and writes their traces as the golden traces
+      (simulation always; the lab too when run as root and --mode allows).
+      Review the diff like code: a changed golden trace is a changed behaviour.
+
+Flags:
+`
+
+// runFlags are the flags of run and record.
+type runFlags struct {
+	suite, labelFilter, mode, junit, traces string
+	asJSON                                  bool
+	parallel                                int
+}
+
+func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {
+	f := &runFlags{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a61, a62, a56); default all")
+	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
+	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
+	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
+	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the table")
+	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each lab scenario builds a lab of its own)")
+	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return nil, exitError{2}
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+	}
+	return f, nil
+}
+
+// modes resolves --mode: both as root, simulation otherwise (said on stderr).
+func (f *runFlags) modes(stderr io.Writer) ([]trace.Mode, error) {
+	labOK := netlab.Available().Err() == nil
+	switch f.mode {
+	case "sim":
+		return []trace.Mode{spec.Sim}, nil
+	case "lab", "both":
+		if !labOK {
+			return nil, fmt.Errorf("--mode %s: %v (run `conform lab check`)", f.mode, netlab.Available().Err())
+		}
+		if f.mode == "lab" {
+			return []trace.Mode{spec.Lab}, nil
+		}
+		return []trace.Mode{spec.Sim, spec.Lab}, nil
+	case "":
+		if labOK {
+			return []trace.Mode{spec.Sim, spec.Lab}, nil
+		}
+		fmt.Fprintln(stderr, "conform: the lab cannot run here (not root?); running in simulation only. `conform lab check` says why.")
+		return []trace.Mode{spec.Sim}, nil
+	}
+	return nil, fmt.Errorf("--mode: %q is not sim, lab or both", f.mode)
+}
+
+// jobs selects the specs to run, as the flags say.
+func (f *runFlags) jobs(modes []trace.Mode) ([]spec.Job, error) {
+	sel, err := selectSuites(f.suite)
+	if err != nil {
+		return nil, err
+	}
+	var filter types.LabelFilter
+	if f.labelFilter != "" {
+		if filter, err = types.ParseLabelFilter(f.labelFilter); err != nil {
+			return nil, fmt.Errorf("--label-filter: %w", err)
+		}
+	}
+	var jobs []spec.Job
+	for _, su := range sel {
+		for _, sp := range su.specs() {
+			if err := sp.Validate(); err != nil {
+				return nil, err
+			}
+			for _, m := range modes {
+				if sp.RunsIn(m) && (filter == nil || filter(labelsOf(sp, m))) {
+					jobs = append(jobs, spec.Job{Spec: sp, Mode: m})
+				}
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v)", f.suite, f.labelFilter, modes)
+	}
+	return jobs, nil
+}
+
+func labelsOf(sp spec.Spec, m trace.Mode) []string {
+	l := append([]string{string(sp.Doc)}, sp.Requirements()...)
+	l = append(l, sp.Labels...)
+	if m == spec.Lab {
+		return append(l, spec.LabelLab)
+	}
+	return append(l, spec.LabelSim)
+}
+
+func (f *runFlags) tracesDir() (string, error) {
+	if f.traces != "" {
+		return f.traces, nil
+	}
+	return spec.TracesDir()
+}
+
+func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseRunFlags("run", args, stderr)
+	if err != nil {
+		return err
+	}
+	modes, err := f.modes(stderr)
+	if err != nil {
+		return err
+	}
+	jobs, err := f.jobs(modes)
+	if err != nil {
+		return err
+	}
+	dir, err := f.tracesDir()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	outcomes := spec.RunJobs(ctx, jobs, spec.Reference, f.parallel, progress(stderr))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for i := range outcomes {
+		outcomes[i].CheckGoldenOutcome(dir)
+	}
+	disagree := agreements(outcomes)
+	rep := newReport(outcomes, disagree, time.Since(start), f.parallel)
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, outcomes); err != nil {
+			return err
+		}
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep.json()); err != nil {
+			return err
+		}
+	} else {
+		rep.print(stdout)
+	}
+	if !rep.allPass() {
+		return exitError{1}
+	}
+	return nil
+}
+
+// progress prints one line per finished scenario.
+func progress(w io.Writer) spec.Done {
+	return func(o spec.Outcome, took time.Duration, n, total int) {
+		counts := map[spec.Verdict]int{}
+		for _, r := range o.Results {
+			counts[r.Verdict]++
+		}
+		var parts []string
+		for _, v := range []spec.Verdict{spec.Pass, spec.Fail, spec.Error, spec.NotApplicable} {
+			if counts[v] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
+			}
+		}
+		fmt.Fprintf(w, "[%*d/%d] %-4s %-40s %-4s %-28s %6.2fs\n", len(fmt.Sprint(total)), n, total,
+			strings.ToLower(string(o.Spec.Doc)), o.Spec.Name(), o.Mode, strings.Join(parts, ", "), took.Seconds())
+	}
+}
+
+// agreements checks simulator/lab agreement for specs that ran in both
+// modes; it returns the disagreements by spec name.
+func agreements(outcomes []spec.Outcome) map[string]error {
+	bySpec := map[string]map[trace.Mode]*trace.Trace{}
+	specs := map[string]spec.Spec{}
+	for _, o := range outcomes {
+		if o.Trace == nil {
+			continue
+		}
+		if bySpec[o.Spec.Name()] == nil {
+			bySpec[o.Spec.Name()] = map[trace.Mode]*trace.Trace{}
+		}
+		bySpec[o.Spec.Name()][o.Mode] = o.Trace
+		specs[o.Spec.Name()] = o.Spec
+	}
+	out := map[string]error{}
+	for name, tr := range bySpec {
+		if tr[spec.Sim] != nil && tr[spec.Lab] != nil {
+			if err := spec.CheckAgreement(specs[name], tr[spec.Sim], tr[spec.Lab]); err != nil {
+				out[name] = err
+			}
+		}
+	}
+	return out
+}
+
+func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseRunFlags("record", args, stderr)
+	if err != nil {
+		return err
+	}
+	modes, err := f.modes(stderr)
+	if err != nil {
+		return err
+	}
+	jobs, err := f.jobs(modes)
+	if err != nil {
+		return err
+	}
+	dir, err := f.tracesDir()
+	if err != nil {
+		return err
+	}
+	outcomes := spec.RunJobs(ctx, jobs, spec.Reference, f.parallel, progress(stderr))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var failed []string
+	for _, o := range outcomes {
+		if o.Trace == nil || slices.ContainsFunc(o.Results, func(r spec.Result) bool { return r.Verdict == spec.Error }) {
+			failed = append(failed, fmt.Sprintf("%s [%s]: %s", o.Spec.Name(), o.Mode, spec.Failed(o.Results)))
+			continue
+		}
+		if err := spec.WriteGolden(dir, o.Spec, o.Mode, o.Trace); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", spec.GoldenPath(dir, o.Spec, o.Mode))
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(stderr, "not recorded (the run broke):\n%s", strings.Join(failed, "\n"))
+		return exitError{1}
+	}
+	return nil
+}

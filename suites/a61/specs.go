@@ -1,0 +1,103 @@
+// Package a61 is the suite for gRFC A61 (IPv4 and IPv6 Dualstack Backend
+// Support): its non-xDS parts, as specs the Ginkgo suite and `conform run`
+// both execute.
+package a61
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/match"
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+const sectionHE = "Happy Eyeballs in the pick_first LB Policy"
+
+// labSlack is how far a lab timing may stray from the document's figure:
+// wall time, a real kernel and a real channel.
+const labSlack = 50 * time.Millisecond
+
+// Specs are the A61 specs, in document order.
+func Specs() []spec.Spec {
+	return []spec.Spec{heDroppedIPv6(), heRefusedIPv6()}
+}
+
+// synAgreement compares the connection attempts, address by address.
+var synAgreement = &compare.Options{
+	Select:    []trace.Pred{trace.OfKind(trace.KindSYN)},
+	Ignore:    []string{"peer", "backend"}, // only the lab knows who sent it and to whom
+	Tolerance: labSlack,
+}
+
+// heDroppedIPv6: the IPv6 address drops SYNs; the IPv4 attempt starts one
+// Connection Attempt Delay after it, and wins.
+func heDroppedIPv6() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-dropped-ipv6").
+			Describe("b1's IPv6 address drops SYNs; the client gets [b1/ipv6, b1/ipv4]").
+			Backend("b1", scenario.Dual).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-TIMER-NEXT-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(tr).To(match.HaveAttemptOrder(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")))
+			}},
+			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
+					250*time.Millisecond, spec.Within(tr, labSlack)))
+			}},
+			{Requirement: "A61-HE-FIRST-READY-WINS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				res := spec.Of(tr, trace.KindRPCResult)
+				g.Expect(res).To(gomega.HaveLen(1))
+				g.Expect(res[0].Backend).To(gomega.Equal("b1"), "r1 should be answered over b1's IPv4 address")
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// heRefusedIPv6: the IPv6 address refuses at once; the IPv4 attempt starts
+// right after the failure, not a Connection Attempt Delay later.
+func heRefusedIPv6() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-refused-ipv6").
+			Describe("b1's IPv6 address refuses connections; the client gets [b1/ipv6, b1/ipv4]").
+			Backend("b1", scenario.Dual).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-FAILURE-NEXT-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(tr).To(match.HaveAttemptOrder(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")))
+				syns := spec.Of(tr, trace.KindSYN)
+				g.Expect(syns).NotTo(gomega.BeEmpty())
+				var gap time.Duration
+				for _, e := range syns {
+					if e.Addr == spec.Addr(tr, "b1/ipv4") {
+						gap = e.T - syns[0].T
+						break
+					}
+				}
+				g.Expect(gap).To(gomega.BeNumerically("<", 100*time.Millisecond),
+					"after the IPv6 attempt failed, the IPv4 attempt should start at once, not after the 250 ms delay")
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}

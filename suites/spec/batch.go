@@ -1,0 +1,52 @@
+package spec
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// Job is one spec in one mode.
+type Job struct {
+	Spec Spec
+	Mode trace.Mode
+}
+
+// Done reports one finished job: its outcome, how long it took, and how many
+// jobs have finished out of how many.
+type Done func(o Outcome, took time.Duration, finished, total int)
+
+// RunJobs runs jobs with run, at most parallel at a time (each lab job has a
+// lab of its own), calling done as each one finishes. Outcomes are returned
+// in the order of jobs.
+func RunJobs(ctx context.Context, jobs []Job, run RunFunc, parallel int, done Done) []Outcome {
+	if parallel < 1 {
+		parallel = 1
+	}
+	out := make([]Outcome, len(jobs))
+	sem := make(chan struct{}, parallel)
+	var mu sync.Mutex
+	finished := 0
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			start := time.Now()
+			o := Run(ctx, j.Spec, j.Mode, run)
+			out[i] = o
+			mu.Lock()
+			finished++
+			if done != nil {
+				done(o, time.Since(start), finished, len(jobs))
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}

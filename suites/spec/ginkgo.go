@@ -1,0 +1,116 @@
+package spec
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// The label registry: every label a suite may use besides document names
+// and requirement IDs.
+const (
+	LabelSim  = "Sim"  // runs in the simulator
+	LabelLab  = "Lab"  // runs in the network lab (needs root)
+	LabelSlow = "Slow" // takes more than a few seconds of wall time in the lab
+	LabelIPv6 = "IPv6" // needs IPv6
+	LabelXDS  = "xDS"  // needs the xDS control plane
+)
+
+// Describe turns a document's specs into Ginkgo containers: one Describe per
+// section, labelled with the document; in it, one Ordered container per
+// spec with an It per mode (labelled with the requirement IDs and the mode)
+// and, when both modes run, an It checking that simulator and lab agree.
+// Call it at the top level of a suite's test file:
+//
+//	var _ = spec.Describe(requirement.A61, a61.Specs())
+func Describe(doc requirement.Doc, specs []Spec) bool {
+	var sections []string
+	bySection := map[string][]Spec{}
+	for _, s := range specs {
+		if _, ok := bySection[s.Section]; !ok {
+			sections = append(sections, s.Section)
+		}
+		bySection[s.Section] = append(bySection[s.Section], s)
+	}
+	return ginkgo.Describe(string(doc), ginkgo.Label(string(doc)), func() {
+		for _, sec := range sections {
+			ginkgo.Describe(sec, func() {
+				for _, s := range bySection[sec] {
+					describeSpec(s)
+				}
+			})
+		}
+	})
+}
+
+func describeSpec(s Spec) {
+	traces := map[trace.Mode]*trace.Trace{}
+	labels := append(s.Requirements(), s.Labels...)
+	ginkgo.Describe(s.Name(), ginkgo.Ordered, ginkgo.ContinueOnFailure, ginkgo.Label(labels...), func() {
+		for _, m := range []trace.Mode{Sim, Lab} {
+			if !s.RunsIn(m) {
+				continue
+			}
+			ginkgo.It(fmt.Sprintf("[%s] %s", m, describeChecks(s)), ginkgo.Label(modeLabel(m)), func(ctx ginkgo.SpecContext) {
+				skipLabWithoutRoot(m)
+				gomega.Expect(s.Validate()).To(gomega.Succeed())
+				o := Run(ctx, s, m, Reference)
+				traces[m] = o.Trace
+				printTrace(o.Trace)
+				dir, err := TracesDir()
+				gomega.Expect(err).NotTo(gomega.HaveOccurred())
+				o.CheckGoldenOutcome(dir)
+				if msg := Failed(o.Results); msg != "" {
+					ginkgo.Fail(msg)
+				}
+			})
+		}
+		if s.Agreement != nil && s.RunsIn(Sim) && s.RunsIn(Lab) {
+			ginkgo.It("the simulator agrees with the lab", ginkgo.Label(LabelLab), func() {
+				skipLabWithoutRoot(Lab)
+				if traces[Sim] == nil || traces[Lab] == nil {
+					ginkgo.Skip("a mode's run did not produce a trace; its own spec says why")
+				}
+				gomega.Expect(CheckAgreement(s, traces[Sim], traces[Lab])).To(gomega.Succeed())
+			})
+		}
+	})
+}
+
+func describeChecks(s Spec) string {
+	if s.Observation {
+		return "observation: " + strings.Join(s.Requirements(), ", ")
+	}
+	return strings.Join(s.Requirements(), ", ")
+}
+
+func modeLabel(m trace.Mode) string {
+	if m == Lab {
+		return LabelLab
+	}
+	return LabelSim
+}
+
+func skipLabWithoutRoot(m trace.Mode) {
+	if m == Lab && os.Geteuid() != 0 {
+		ginkgo.Skip("lab: needs root (CAP_NET_ADMIN) to create network namespaces")
+	}
+}
+
+// printTrace writes the trace to the ginkgo.GinkgoWriter, which Ginkgo shows only
+// when the spec fails.
+func printTrace(tr *trace.Trace) {
+	if tr == nil {
+		return
+	}
+	fmt.Fprintf(ginkgo.GinkgoWriter, "trace of %s (%s, %d events):\n", tr.Header.Scenario.Name, tr.Header.Mode, len(tr.Events))
+	for _, e := range tr.Events {
+		fmt.Fprintln(ginkgo.GinkgoWriter, "  "+e.String())
+	}
+}

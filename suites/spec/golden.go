@@ -1,0 +1,89 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// GoldenPath is where s's golden trace for mode m lives under the traces
+// directory: traces/<document>/<scenario>.<mode>.jsonl.
+func GoldenPath(tracesDir string, s Spec, m trace.Mode) string {
+	return filepath.Join(tracesDir, strings.ToLower(string(s.Doc)), s.Name()+"."+string(m)+".jsonl")
+}
+
+// ErrNoGolden means a spec has no golden trace yet (`conform record` writes it).
+var ErrNoGolden = errors.New("no golden trace")
+
+// CheckGolden compares tr with s's golden trace for mode m. Simulated traces
+// must be equal event for event (times exact); lab traces are compared as
+// s.LabGolden says, and not at all when it is nil.
+func CheckGolden(tracesDir string, s Spec, m trace.Mode, tr *trace.Trace) error {
+	opts := compare.Options{}
+	if m == Lab {
+		if s.LabGolden == nil {
+			return nil
+		}
+		opts = *s.LabGolden
+	}
+	path := GoldenPath(tracesDir, s, m)
+	golden, err := trace.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: %w (run: conform record --suite %s --mode %s)", path, ErrNoGolden, strings.ToLower(string(s.Doc)), m)
+	}
+	if err != nil {
+		return err
+	}
+	if res := compare.Traces(golden, tr, opts); !res.Equal() {
+		return fmt.Errorf("the trace differs from the golden %s:\n%s", path, res.String())
+	}
+	return nil
+}
+
+// WriteGolden writes tr as s's golden trace for mode m (atomically).
+func WriteGolden(tracesDir string, s Spec, m trace.Mode, tr *trace.Trace) error {
+	path := GoldenPath(tracesDir, s, m)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return trace.WriteFile(path, tr)
+}
+
+// CheckAgreement compares the simulated and the lab trace of one run of s,
+// as s.Agreement says: how we know the simulator tells the truth.
+func CheckAgreement(s Spec, simTrace, labTrace *trace.Trace) error {
+	if s.Agreement == nil {
+		return nil
+	}
+	if res := compare.Traces(simTrace, labTrace, *s.Agreement); !res.Equal() {
+		return fmt.Errorf("the simulator and the lab disagree (simulated left, lab right):\n%s", res.String())
+	}
+	return nil
+}
+
+// TracesDir finds the project's traces directory from the working
+// directory: the nearest ancestor holding go.mod and traces/.
+func TracesDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "traces")); err == nil && fi.IsDir() {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				return filepath.Join(dir, "traces"), nil
+			}
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no traces directory above the working directory (run from the conform checkout, or pass --traces)")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,82 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// RunFunc runs a scenario against one implementation in one mode.
+type RunFunc func(ctx context.Context, s *scenario.Scenario, mode trace.Mode, seed uint64) (*trace.Trace, error)
+
+// Reference runs the reference: in the simulator, or in a lab of its own.
+func Reference(ctx context.Context, s *scenario.Scenario, mode trace.Mode, seed uint64) (*trace.Trace, error) {
+	opts := runner.Options{Seed: seed}
+	if mode == Lab {
+		return runner.Lab(ctx, s, opts)
+	}
+	return runner.Sim(ctx, s, opts)
+}
+
+// notApplicable is implemented by errors saying the implementation cannot
+// express the scenario (a driver lacking a capability).
+type notApplicable interface{ NotApplicable() string }
+
+// Outcome is one run of one spec in one mode.
+type Outcome struct {
+	Spec    Spec
+	Mode    trace.Mode
+	Trace   *trace.Trace // nil when the run broke before producing one
+	Results []Result
+}
+
+// Run runs s in mode m with run and checks its requirements. A run that
+// cannot express the scenario gives not-applicable verdicts; one that
+// breaks gives error verdicts, with the reason.
+func Run(ctx context.Context, s Spec, m trace.Mode, run RunFunc) Outcome {
+	o := Outcome{Spec: s, Mode: m}
+	tr, err := run(ctx, s.Scenario, m, s.SeedOrDefault())
+	o.Trace = tr
+	var na notApplicable
+	switch {
+	case errors.As(err, &na):
+		o.Results = Broken(s, m, NotApplicable, na.NotApplicable())
+	case err != nil:
+		o.Results = Broken(s, m, Error, err.Error())
+	default:
+		o.Results = Evaluate(s, m, tr)
+	}
+	return o
+}
+
+// CheckGoldenOutcome adds the golden-trace comparison of a reference run to
+// its outcome: a trace that differs fails every requirement of the spec,
+// since the difference is a change of behaviour to be reviewed.
+func (o *Outcome) CheckGoldenOutcome(tracesDir string) {
+	if o.Trace == nil || hasVerdict(o.Results, Error, NotApplicable) {
+		return
+	}
+	if err := CheckGolden(tracesDir, o.Spec, o.Mode, o.Trace); err != nil {
+		for i := range o.Results {
+			if o.Results[i].Verdict == Pass {
+				o.Results[i].Verdict = Fail
+				o.Results[i].Evidence = fmt.Sprintf("golden trace: %v", err)
+			}
+		}
+	}
+}
+
+func hasVerdict(rs []Result, vs ...Verdict) bool {
+	for _, r := range rs {
+		for _, v := range vs {
+			if r.Verdict == v {
+				return true
+			}
+		}
+	}
+	return false
+}

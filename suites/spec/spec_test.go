@@ -1,0 +1,131 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+func tinySpec(checks ...Check) Spec {
+	return Spec{
+		Doc: requirement.A61, Section: "Happy Eyeballs in the pick_first LB Policy",
+		Scenario: scenario.New("tiny").Backend("b1", scenario.V4Only).LB("pick_first", `{}`).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			End(time.Second).MustBuild(),
+		Checks: checks,
+	}
+}
+
+func answeredBy(backend string) func(gomega.Gomega, *trace.Trace) {
+	return func(g gomega.Gomega, tr *trace.Trace) {
+		res := Of(tr, trace.KindRPCResult)
+		g.Expect(res).To(gomega.HaveLen(1))
+		g.Expect(res[0].Backend).To(gomega.Equal(backend))
+	}
+}
+
+// TestRun_VerdictPerCheck verifies that each check gets its own verdict and
+// that a failing one carries Gomega's message as evidence.
+func TestRun_VerdictPerCheck(t *testing.T) {
+	s := tinySpec(
+		Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")},
+		Check{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b9")},
+	)
+	o := Run(context.Background(), s, Sim, Reference)
+	if len(o.Results) != 2 || o.Results[0].Verdict != Pass || o.Results[1].Verdict != Fail {
+		t.Fatalf("results %+v, want pass then fail", o.Results)
+	}
+	if !strings.Contains(o.Results[1].Evidence, "b9") {
+		t.Errorf("evidence %q does not show the expectation", o.Results[1].Evidence)
+	}
+}
+
+type naErr struct{}
+
+func (naErr) Error() string         { return "cannot" }
+func (naErr) NotApplicable() string { return "no endpoints" }
+
+// TestRun_BrokenRunsAreErrorOrNotApplicable verifies that a run that cannot
+// express the scenario is not-applicable and one that breaks is an error,
+// for every requirement, never a silent pass.
+func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
+	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
+	for _, tc := range []struct {
+		err  error
+		want Verdict
+	}{{naErr{}, NotApplicable}, {errors.New("driver crashed"), Error}} {
+		run := func(context.Context, *scenario.Scenario, trace.Mode, uint64) (*trace.Trace, error) { return nil, tc.err }
+		o := Run(context.Background(), s, Sim, run)
+		if len(o.Results) != 1 || o.Results[0].Verdict != tc.want || o.Results[0].Evidence == "" {
+			t.Errorf("with %v: %+v, want %s with a reason", tc.err, o.Results, tc.want)
+		}
+	}
+}
+
+// TestGolden_MissingThenEqualThenChanged verifies the golden-trace cycle:
+// no golden fails with the command to run, a recorded one matches, and a
+// changed behaviour fails with the divergence.
+func TestGolden_MissingThenEqualThenChanged(t *testing.T) {
+	dir := t.TempDir()
+	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
+	o := Run(context.Background(), s, Sim, Reference)
+	if err := CheckGolden(dir, s, Sim, o.Trace); !errors.Is(err, ErrNoGolden) || !strings.Contains(err.Error(), "conform record") {
+		t.Fatalf("without a golden trace: %v", err)
+	}
+	if err := WriteGolden(dir, s, Sim, o.Trace); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckGolden(dir, s, Sim, o.Trace); err != nil {
+		t.Fatalf("against its own golden trace: %v", err)
+	}
+	changed := *o.Trace
+	changed.Events = append([]trace.Event(nil), o.Trace.Events...)
+	changed.Events[len(changed.Events)-1].T += time.Millisecond
+	if err := CheckGolden(dir, s, Sim, &changed); err == nil {
+		t.Error("a trace shifted by 1 ms matched its simulated golden trace")
+	}
+	o.CheckGoldenOutcome(dir)
+	if o.Results[0].Verdict != Pass {
+		t.Errorf("golden check turned a matching run into %s", o.Results[0].Verdict)
+	}
+}
+
+// TestValidate_RejectsUnknownAndForeignRequirements verifies that a spec
+// can only claim requirements of the catalogue and of its own document.
+func TestValidate_RejectsUnknownAndForeignRequirements(t *testing.T) {
+	ok := func(gomega.Gomega, *trace.Trace) {}
+	if err := tinySpec(Check{Requirement: "A61-NOPE", Assert: ok}).Validate(); err == nil {
+		t.Error("an unknown requirement validated")
+	}
+	if err := tinySpec(Check{Requirement: "A56-LAZY-CREATE", Assert: ok}).Validate(); err == nil {
+		t.Error("an A61 spec claiming an A56 requirement validated")
+	}
+	if err := tinySpec().Validate(); err == nil {
+		t.Error("a spec with no checks that is not an observation validated")
+	}
+}
+
+// TestRunJobs_ReportsEveryJobInOrder verifies the parallel runner returns
+// outcomes in job order and reports each completion once.
+func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
+	a := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
+	b := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("nobody")})
+	calls := 0
+	out := RunJobs(context.Background(), []Job{{a, Sim}, {b, Sim}, {a, Sim}}, Reference, 2,
+		func(_ Outcome, _ time.Duration, n, total int) { calls++ })
+	if calls != 3 || len(out) != 3 {
+		t.Fatalf("%d reports, %d outcomes; want 3 and 3", calls, len(out))
+	}
+	if out[0].Results[0].Verdict != Pass || out[1].Results[0].Verdict != Fail || out[2].Results[0].Verdict != Pass {
+		t.Errorf("verdicts out of job order: %v %v %v", out[0].Results, out[1].Results, out[2].Results)
+	}
+}
