@@ -63,7 +63,9 @@ func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 		err  error
 		want Verdict
 	}{{naErr{}, NotApplicable}, {errors.New("driver crashed"), Error}} {
-		run := func(context.Context, *scenario.Scenario, trace.Mode, uint64) (*trace.Trace, error) { return nil, tc.err }
+		run := func(context.Context, *scenario.Scenario, trace.Mode, uint64) (*trace.Trace, error) {
+			return nil, tc.err
+		}
 		o := Run(context.Background(), s, Sim, run)
 		if len(o.Results) != 1 || o.Results[0].Verdict != tc.want || o.Results[0].Evidence == "" {
 			t.Errorf("with %v: %+v, want %s with a reason", tc.err, o.Results, tc.want)
