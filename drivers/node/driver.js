@@ -152,7 +152,8 @@ try {
   ({ grpc, version: grpcVersion, pkgDir: grpcPkgDir } = loadGrpcJs(grpcJsDir));
   diag(`@grpc/grpc-js ${grpcVersion} from ${grpcPkgDir}`);
 } catch (e) {
-  loadError = `cannot load @grpc/grpc-js: ${e && e.message ? e.message : e}`;
+  // First line only: require's "Require stack" follows on stderr.
+  loadError = `cannot load @grpc/grpc-js: ${String(e && e.message ? e.message : e).split('\n')[0]}`;
   diag(loadError);
 }
 
@@ -540,6 +541,17 @@ function handleLine(line) {
   } catch (e) {
     replyError(id, e && e.message ? e.message : e);
   }
+}
+
+// CONFORM_GRPC_JS_LOG_EVENTS=1: grpc-js's own log lines (GRPC_TRACE /
+// GRPC_VERBOSITY) also become `log` events, so they land in the trace.
+if (!loadError && process.env.CONFORM_GRPC_JS_LOG_EVENTS === '1') {
+  const forward = (...args) => {
+    const line = args.map((a) => (typeof a === 'string' ? a : require('util').inspect(a))).join(' ');
+    process.stderr.write(line + '\n');
+    logEvent(line);
+  };
+  grpc.setLogger({ error: forward, info: forward, debug: forward });
 }
 
 if (!loadError) {

@@ -81,8 +81,11 @@ function deadPort() {
 }
 
 class Driver {
-  constructor() {
-    this.proc = spawn(process.execPath, [DRIVER, '--grpc-js', GRPC_JS_DIR], { stdio: ['pipe', 'pipe', 'pipe'] });
+  constructor(env = {}) {
+    this.proc = spawn(process.execPath, [DRIVER, '--grpc-js', GRPC_JS_DIR], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     this.lines = [];
     this.waiters = [];
     this.stderr = '';
@@ -386,6 +389,19 @@ test('dns/ipv4 targets go to grpc-js as they are', { skip: SKIP }, async (t) => 
   assert.equal(r.ev, 'error', 'resolve needs a conform:/// target');
   await d.cmd({ op: 'rpc', rpc: 'r', method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
   assert.equal((await d.rpcResult('r')).backend, 'b1');
+  await d.close();
+  noJunk(d);
+});
+
+test('CONFORM_GRPC_JS_LOG_EVENTS=1 turns grpc-js traces into log events; stdout stays protocol-only', { skip: SKIP }, async (t) => {
+  const d = new Driver({ CONFORM_GRPC_JS_LOG_EVENTS: '1', GRPC_VERBOSITY: 'DEBUG', GRPC_TRACE: 'all' });
+  t.after(() => d.kill());
+  await d.cmd({ op: 'hello' });
+  await d.cmd({ op: 'create', target: 'conform:///trace', service_config: PICK_FIRST });
+  await d.cmd({ op: 'resolve', endpoints: [[b1.addr]] });
+  await d.cmd({ op: 'rpc', rpc: 'r', method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+  assert.equal((await d.rpcResult('r')).backend, 'b1');
+  await d.waitFor((o) => o.ev === 'log' && / subchannel /.test(o.line), 2000, 0, 'a subchannel trace line');
   await d.close();
   noJunk(d);
 });
