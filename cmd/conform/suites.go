@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/suites/a56"
 	"github.com/conformlab/conform/suites/a61"
+	"github.com/conformlab/conform/suites/a62"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -20,6 +22,8 @@ type suite struct {
 func suites() []suite {
 	return []suite{
 		{"a61", requirement.A61, a61.Specs},
+		{"a62", requirement.A62, a62.Specs},
+		{"a56", requirement.A56, a56.Specs},
 	}
 }
 
