@@ -26,6 +26,7 @@ What grpcio can express, and how:
 import json
 import logging
 import os
+import re
 import sys
 import threading
 
@@ -112,6 +113,7 @@ class Driver:
             raise CommandError(
                 "grpcio has no custom resolver API, so a conform:/// target cannot be expressed; "
                 "use a dns: target served by the lab DNS (netlab/dns), or an ipv4:/ipv6: list")
+        check_dns_authority(target)
         service_config = field(cmd, "service_config", str, default="")
         options = [
             # The scenario's service config only: no TXT lookups for one.
@@ -217,6 +219,28 @@ class Driver:
             with self.cond:
                 self.pending -= 1
                 self.cond.notify_all()
+
+
+# What C-core's c-ares resolver accepts as a dns: authority: an IP literal
+# with its port ("cannot parse authority" otherwise, found only at the first
+# RPC).
+_AUTHORITY = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]):\d{1,5}$")
+
+
+def check_dns_authority(target):
+    """Refuses, at create, dns: targets C-core would turn into a broken channel."""
+    if not target.startswith("dns://"):
+        return
+    authority = target[len("dns://"):].split("/", 1)[0]
+    if not authority:
+        return
+    resolver = os.environ.get("GRPC_DNS_RESOLVER", "").lower()
+    if resolver not in ("", "ares"):
+        raise CommandError("create: %s: C-core's %s resolver takes no DNS server authority "
+                           "(GRPC_DNS_RESOLVER=ares does)" % (target, resolver))
+    if not _AUTHORITY.match(authority):
+        raise CommandError("create: %s: C-core's c-ares resolver wants the authority as an IP literal "
+                           "with its port, e.g. dns://198.18.255.53:53/name:port" % target)
 
 
 def need_grpc():
