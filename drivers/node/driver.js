@@ -348,6 +348,20 @@ const handlers = {
     const sc = cmd.service_config === undefined || cmd.service_config === null ? '' : cmd.service_config;
     need(typeof sc === 'string', 'service_config must be JSON text (a string)');
     const options = {};
+    // Extra grpc-js channel options for experiments and tests (not part of the
+    // protocol): CONFORM_GRPC_JS_CHANNEL_OPTIONS='{"grpc.client_idle_timeout_ms":1000}'.
+    const extra = process.env.CONFORM_GRPC_JS_CHANNEL_OPTIONS;
+    if (extra) {
+      let o;
+      try {
+        o = JSON.parse(extra);
+      } catch (e) {
+        throw new Error(`CONFORM_GRPC_JS_CHANNEL_OPTIONS is not valid JSON: ${e.message}`);
+      }
+      need(o !== null && typeof o === 'object' && !Array.isArray(o), 'CONFORM_GRPC_JS_CHANNEL_OPTIONS must be a JSON object');
+      Object.assign(options, o);
+      logEvent(`channel options from CONFORM_GRPC_JS_CHANNEL_OPTIONS: ${JSON.stringify(o)}`);
+    }
     if (sc.trim() !== '') {
       try {
         JSON.parse(sc);

@@ -405,3 +405,46 @@ test('CONFORM_GRPC_JS_LOG_EVENTS=1 turns grpc-js traces into log events; stdout 
   await d.close();
   noJunk(d);
 });
+
+test('idle timeout: the resolver is destroyed and restarted, the last update handed over again', { skip: SKIP }, async (t) => {
+  const d = new Driver({ CONFORM_GRPC_JS_CHANNEL_OPTIONS: JSON.stringify({ 'grpc.client_idle_timeout_ms': 1000 }) });
+  t.after(() => d.kill());
+  await d.cmd({ op: 'hello' });
+  await d.cmd({ op: 'create', target: 'conform:///idle', service_config: PICK_FIRST });
+  await d.cmd({ op: 'resolve', endpoints: [[b2.addr]] });
+  await d.cmd({ op: 'rpc', rpc: 'a', method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+  assert.equal((await d.rpcResult('a')).backend, 'b2');
+  const [maj, min] = grpcVersion.split('.').map(Number);
+  if (maj === 1 && min < 9) {
+    // grpc.client_idle_timeout_ms arrived in grpc-js 1.9.
+    await d.close();
+    return;
+  }
+  const mark = d.lines.length;
+  await d.waitFor((o) => o.ev === 'channel-state' && o.state === 'IDLE', 5000, mark, 'IDLE after the idle timeout');
+  await d.cmd({ op: 'rpc', rpc: 'b', method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+  const res = await d.rpcResult('b');
+  assert.equal(res.code, 'OK', JSON.stringify(res));
+  assert.equal(res.backend, 'b2');
+  const after = d.lines.slice(mark);
+  assert.ok(after.some((o) => o.ev === 'log' && /resolver: started/.test(o.line)), 'the resolver restarted');
+  assert.ok(!after.some((o) => o.ev === 'resolve-now'), 'leaving idle is not a resolve-now');
+  await d.close();
+  noJunk(d);
+});
+
+test('dual-stack endpoint: a dead IPv6 address first, the IPv4 backend serves', { skip: SKIP }, async (t) => {
+  const d = new Driver();
+  t.after(() => d.kill());
+  const h = (await d.cmd({ op: 'hello' })).hello;
+  await d.cmd({ op: 'create', target: 'conform:///dual', service_config: PICK_FIRST });
+  const r = await d.cmd({ op: 'resolve', endpoints: [[`[::1]:${await deadPort()}`, b1.addr]] });
+  assert.equal(r.ev, 'ok', JSON.stringify(r));
+  assert.equal(h.can.mixed_families, true);
+  await d.cmd({ op: 'rpc', rpc: 'r', method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+  const res = await d.rpcResult('r');
+  assert.equal(res.code, 'OK', JSON.stringify(res));
+  assert.equal(res.backend, 'b1');
+  await d.close();
+  noJunk(d);
+});
