@@ -1,0 +1,20 @@
+//go:build conform_legacy
+
+package protocol
+
+import "google.golang.org/grpc/resolver"
+
+// hasEndpoints: this grpc-go predates resolver.State.Endpoints (before
+// v1.58); updates are flat address lists, and hello says "endpoints": false
+// so that conform sends no endpoint with several addresses.
+const hasEndpoints = false
+
+func resolverState(eps [][]string) resolver.State {
+	var st resolver.State
+	for _, ep := range eps {
+		for _, a := range ep {
+			st.Addresses = append(st.Addresses, resolver.Address{Addr: a})
+		}
+	}
+	return st
+}

@@ -1,0 +1,191 @@
+// Package protocol is the Go driver's side of conform's driver protocol
+// (harness/driver/PROTOCOL.md): commands in on one stream, replies and
+// events out on another, one JSON object per line.
+package protocol
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+)
+
+// Options say what the driver puts under test.
+type Options struct {
+	// Impl and Version are what hello reports. Default: "grpc-go" and the
+	// grpc-go version linked into the binary.
+	Impl, Version string
+	// ServiceConfig, if set, rewrites the service config of create before
+	// the channel is built (the reference wraps its policy in the recorder).
+	ServiceConfig func(sc string) (string, error)
+	// RPCIDKey, if set, is a metadata key every RPC carries with its rpc
+	// id as value (the recorder names picks by it).
+	RPCIDKey string
+}
+
+// command is one line from conform.
+type command struct {
+	ID            int64             `json:"id"`
+	Op            string            `json:"op"`
+	Target        string            `json:"target"`
+	ServiceConfig string            `json:"service_config"`
+	Endpoints     [][]string        `json:"endpoints"`
+	RPC           string            `json:"rpc"`
+	Method        string            `json:"method"`
+	WaitForReady  bool              `json:"wait_for_ready"`
+	DeadlineMS    int64             `json:"deadline_ms"`
+	Metadata      map[string]string `json:"metadata"`
+}
+
+// Session is one driver run: the protocol loop and its channel.
+type Session struct {
+	opts  Options
+	outMu sync.Mutex
+	out   io.Writer
+	ch    *channel // nil before create
+}
+
+// NewSession returns a session writing its lines to out.
+func NewSession(out io.Writer, opts Options) *Session {
+	if opts.Impl == "" {
+		opts.Impl = "grpc-go"
+	}
+	if opts.Version == "" {
+		opts.Version = GRPCVersion()
+	}
+	return &Session{opts: opts, out: out}
+}
+
+// GRPCVersion is the version of grpc-go linked into this binary.
+func GRPCVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "google.golang.org/grpc" {
+			if d.Replace != nil && d.Replace.Version != "" {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return "unknown"
+}
+
+// Serve handles commands from in until close or EOF, and returns the exit
+// status: 0 when the session ended as the protocol says.
+func (s *Session) Serve(in io.Reader) int {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var c command
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			s.emit(map[string]any{"ev": "error", "err": fmt.Sprintf("malformed command: %v", err)})
+			continue
+		}
+		if c.Op == "close" {
+			s.closeChannel()
+			s.reply(c.ID, nil, nil)
+			return 0
+		}
+		extra, err := s.handle(c)
+		s.reply(c.ID, extra, err)
+	}
+	if err := sc.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "reading commands: %v\n", err)
+	}
+	s.closeChannel()
+	return 0
+}
+
+func (s *Session) handle(c command) (map[string]any, error) {
+	switch c.Op {
+	case "hello":
+		return map[string]any{"hello": s.hello()}, nil
+	case "create":
+		return nil, s.create(c.Target, c.ServiceConfig)
+	case "resolve":
+		if s.ch == nil {
+			return nil, fmt.Errorf("resolve before create")
+		}
+		return nil, s.ch.resolve(c.Endpoints)
+	case "rpc":
+		if s.ch == nil {
+			return nil, fmt.Errorf("rpc before create")
+		}
+		return nil, s.ch.startRPC(c)
+	}
+	return nil, fmt.Errorf("unknown op %q", c.Op)
+}
+
+func (s *Session) hello() map[string]any {
+	return map[string]any{
+		"protocol": 1,
+		"impl":     s.opts.Impl,
+		"version":  s.opts.Version,
+		"can": map[string]bool{
+			"endpoints": hasEndpoints, "mixed_families": true, "service_config": true,
+			// shuffleAddressList is claimed only where it is on by default (v1.58+).
+			"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false,
+		},
+		"observes": "every-change",
+	}
+}
+
+func (s *Session) create(target, serviceConfig string) error {
+	if s.ch != nil {
+		return fmt.Errorf("a channel exists already")
+	}
+	if s.opts.ServiceConfig != nil {
+		var err error
+		if serviceConfig, err = s.opts.ServiceConfig(serviceConfig); err != nil {
+			return err
+		}
+	}
+	ch, err := newChannel(target, serviceConfig, s.opts.RPCIDKey, s.emit)
+	if err != nil {
+		return err
+	}
+	s.ch = ch
+	return nil
+}
+
+func (s *Session) closeChannel() {
+	if s.ch != nil {
+		s.ch.close()
+	}
+}
+
+// reply writes a command's ok (with extra fields) or error.
+func (s *Session) reply(id int64, extra map[string]any, err error) {
+	m := map[string]any{"id": id, "ev": "ok"}
+	if err != nil {
+		m["ev"], m["err"] = "error", err.Error()
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	s.emit(m)
+}
+
+// Policy writes a policy event: ev is a trace event object without "t".
+func (s *Session) Policy(ev json.RawMessage) {
+	s.emit(map[string]any{"ev": "policy", "event": ev})
+}
+
+// emit writes one line; lines never interleave.
+func (s *Session) emit(m map[string]any) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"ev": "error", "err": "encoding a line: " + err.Error()})
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if _, err := s.out.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(os.Stderr, "writing a line: %v\n", err)
+	}
+}

@@ -1,0 +1,274 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/mod/semver"
+)
+
+//go:generate ./sync-gosrc.sh
+
+// goSource is drivers/go (see sync-gosrc.sh), embedded so that conform
+// builds the Go driver from any directory.
+//
+//go:embed all:_gosrc
+var goSource embed.FS
+
+const (
+	goDriverModule = "github.com/conformlab/conform/drivers/go"
+	grpcModule     = "google.golang.org/grpc"
+	conformModule  = "github.com/conformlab/conform"
+	// endpointsSince is the first grpc-go with resolver.State.Endpoints;
+	// older ones get the driver's conform_legacy build (flat addresses).
+	endpointsSince = "v1.58.0"
+)
+
+func init() {
+	Register(GRPCGo, InstallerFunc(installGo))
+	Register(Reference, InstallerFunc(installReference))
+}
+
+// CacheDir is where conform keeps what it builds and installs:
+// $CONFORM_CACHE, else $XDG_CACHE_HOME/conform, else ~/.cache/conform.
+func CacheDir() (string, error) {
+	if d := os.Getenv("CONFORM_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory (set CONFORM_CACHE): %w", err)
+	}
+	return filepath.Join(d, "conform"), nil
+}
+
+// installGo builds the Go driver against one grpc-go version, once per
+// version and driver source.
+func installGo(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+	key := fmt.Sprintf("grpc-go@%s-%s", impl.Version, embeddedHash()[:12])
+	bin := filepath.Join(env.Cache, "drivers", "go", key, "driver")
+	if _, err := os.Stat(bin); err == nil {
+		return Command{Path: bin}, nil
+	}
+	env.Logger.Info("building the Go driver", "grpc-go", impl.Version, "into", bin)
+	err := buildInto(ctx, env.Cache, bin, func(dir string) (string, []string, error) {
+		return dir, legacyTags(impl.Version), prepareGRPCGo(ctx, dir, impl.Version)
+	})
+	if err != nil {
+		return Command{}, fmt.Errorf("building the Go driver for grpc-go %s: %w", impl.Version, err)
+	}
+	return Command{Path: bin}, nil
+}
+
+// installReference builds the Go driver's reference variant, which links
+// conform's source tree (env.Source) and so is rebuilt when that changes.
+func installReference(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+	if env.Source == "" {
+		return Command{}, errors.New("reference: the reference driver links conform's source: run from inside conform's source tree or give its directory")
+	}
+	srcHash, err := treeHash(env.Source)
+	if err != nil {
+		return Command{}, fmt.Errorf("reference: hashing conform's source %s: %w", env.Source, err)
+	}
+	key := fmt.Sprintf("reference-%s-%s", embeddedHash()[:12], srcHash[:12])
+	bin := filepath.Join(env.Cache, "drivers", "go", key, "driver")
+	if _, err := os.Stat(bin); err == nil {
+		return Command{Path: bin}, nil
+	}
+	env.Logger.Info("building the reference driver", "source", env.Source, "into", bin)
+	err = buildInto(ctx, env.Cache, bin, func(dir string) (string, []string, error) {
+		refDir := filepath.Join(dir, "reference")
+		return refDir, nil, goCmd(ctx, refDir, "mod", "edit", "-replace", conformModule+"="+env.Source)
+	})
+	if err != nil {
+		return Command{}, fmt.Errorf("building the reference driver: %w", err)
+	}
+	return Command{Path: bin}, nil
+}
+
+func legacyTags(version string) []string {
+	if semver.Compare(version, endpointsSince) < 0 {
+		return []string{"-tags", "conform_legacy"}
+	}
+	return nil
+}
+
+// buildInto writes the embedded driver source to a temporary directory
+// under cache, lets prepare adjust it (it returns the package directory to
+// build and extra build flags), tidies that module, builds it and moves the
+// binary to bin atomically. The temporary directory is always removed.
+func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) (pkgDir string, flags []string, err error)) error {
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(cache, "build-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeEmbedded(tmp); err != nil {
+		return err
+	}
+	pkgDir, flags, err := prepare(tmp)
+	if err != nil {
+		return err
+	}
+	if err := goCmd(ctx, pkgDir, "mod", "tidy"); err != nil {
+		return err
+	}
+	out := filepath.Join(tmp, "driver.bin")
+	args := append([]string{"build", "-trimpath", "-o", out}, flags...)
+	if err := goCmd(ctx, pkgDir, append(args, ".")...); err != nil {
+		return err
+	}
+	return os.Rename(out, bin)
+}
+
+// prepareGRPCGo points the driver module at one grpc-go version, with that
+// version's own dependencies (a fresh go.mod), after checking the module
+// proxy has it.
+func prepareGRPCGo(ctx context.Context, dir, version string) error {
+	if err := checkModuleExists(ctx, dir, grpcModule+"@"+version); err != nil {
+		return err
+	}
+	os.Remove(filepath.Join(dir, "go.sum"))
+	gomod := fmt.Sprintf("module %s\n\ngo 1.22\n", goDriverModule)
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		return err
+	}
+	return goCmd(ctx, dir, "mod", "edit", "-require", grpcModule+"@"+version)
+}
+
+// checkModuleExists asks the module proxy (through go mod download) for
+// mod@version, so that a version that does not exist is reported as such.
+func checkModuleExists(ctx context.Context, dir, modVersion string) error {
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", modVersion)
+	cmd.Dir, cmd.Env = dir, goEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	var info struct{ Error string }
+	if json.Unmarshal(stdout.Bytes(), &info) == nil && info.Error != "" {
+		return fmt.Errorf("%s is not available from the module proxy (GOPROXY=%s): %s", modVersion, goProxy(), info.Error)
+	}
+	if runErr != nil {
+		return fmt.Errorf("go mod download %s: %v: %s", modVersion, runErr, tail(stderr.Bytes(), 2048))
+	}
+	return nil
+}
+
+func goProxy() string {
+	out, err := exec.Command("go", "env", "GOPROXY").Output()
+	if err != nil {
+		return "?"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// goCmd runs the go command in dir; its error carries the output's tail.
+func goCmd(ctx context.Context, dir string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir, cmd.Env = dir, goEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, tail(out, 4096))
+	}
+	return nil
+}
+
+// goEnv is the go command's environment for driver builds: module mode
+// outside any workspace, the local toolchain, updates to go.mod allowed.
+func goEnv() []string {
+	return append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+}
+
+// writeEmbedded writes the embedded driver source under dir, with its
+// go.mod files back under their name.
+func writeEmbedded(dir string) error {
+	return fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, "_gosrc"), "/")
+		if path.Base(rel) == "go.mod.txt" {
+			rel = strings.TrimSuffix(rel, ".txt")
+		}
+		dst := filepath.Join(dir, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := goSource.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+}
+
+// embeddedHash identifies the embedded driver source.
+func embeddedHash() string {
+	h := sha256.New()
+	_ = fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := goSource.ReadFile(p)
+			fmt.Fprintf(h, "%s %d\n", p, len(b))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// treeHash identifies a Go source tree: its go.mod, go.sum and .go files,
+// skipping nested modules, hidden and testdata directories.
+func treeHash(root string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || isModule(p)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") && name != "go.mod" && name != "go.sum" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+func isModule(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "go.mod"))
+	return err == nil
+}
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

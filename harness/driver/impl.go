@@ -1,0 +1,136 @@
+// Package driver runs scenarios against implementations in other processes:
+// drivers speaking the protocol of PROTOCOL.md (JSON lines on stdin and
+// stdout), started inside the lab's client namespace. It parses
+// implementation specs (ParseImpl), makes their drivers runnable (Installer:
+// the Go driver is built per grpc-go version into a cache), talks to a
+// running driver (Process) and runs a scenario through one in the lab
+// (RunLab).
+package driver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+
+	"golang.org/x/mod/semver"
+)
+
+// Impl names an implementation under test: Name is a driver's name
+// ("grpc-go", "grpc-js", "grpcio", "reference"), Version the
+// implementation's version as its ecosystem spells it ("v1.85.0", "1.14.7"),
+// or "" for the driver's default.
+type Impl struct {
+	Name, Version string
+}
+
+func (i Impl) String() string {
+	if i.Version == "" {
+		return i.Name
+	}
+	return i.Name + "@" + i.Version
+}
+
+// The implementations conform knows.
+const (
+	GRPCGo    = "grpc-go"
+	GRPCJS    = "grpc-js"
+	GRPCIO    = "grpcio"
+	Reference = "reference"
+)
+
+// ParseImpl parses "name@version" ("grpc-go@v1.85.0", "grpc-js@1.14.7",
+// "grpcio", "reference"). grpc-go needs a semantic version with its "v";
+// the reference takes none (it is this conform's).
+func ParseImpl(spec string) (Impl, error) {
+	name, version, hasVersion := strings.Cut(spec, "@")
+	impl := Impl{Name: name, Version: version}
+	switch {
+	case hasVersion && version == "":
+		return Impl{}, fmt.Errorf("impl %q: empty version after @", spec)
+	case name == Reference && hasVersion:
+		return Impl{}, fmt.Errorf("impl %q: the reference has no version (it is this conform's)", spec)
+	case name == GRPCGo && !hasVersion:
+		return Impl{}, fmt.Errorf("impl %q: say which grpc-go, e.g. grpc-go@v1.85.0", spec)
+	case name == GRPCGo && (!semver.IsValid(version) || semver.Canonical(version) != version):
+		return Impl{}, fmt.Errorf("impl %q: %q is not a grpc-go module version (vMAJOR.MINOR.PATCH)", spec, version)
+	case name == Reference, name == GRPCGo, name == GRPCJS, name == GRPCIO:
+		return impl, nil
+	}
+	return Impl{}, fmt.Errorf("impl %q: unknown implementation (known: %s)", spec, strings.Join(knownNames(), ", "))
+}
+
+func knownNames() []string {
+	return []string{GRPCGo, GRPCJS, GRPCIO, Reference}
+}
+
+// Command is how to start a driver: a program, its arguments, extra
+// environment (added to conform's) and working directory ("" for any).
+type Command struct {
+	Path string
+	Args []string
+	Env  []string
+	Dir  string
+}
+
+// InstallEnv is what an Installer may use.
+type InstallEnv struct {
+	// Cache is the directory installers keep their work in (CacheDir).
+	Cache string
+	// Source is conform's source tree (the main module's directory), for
+	// drivers that link conform (the reference).
+	Source string
+	// Logger receives progress ("building grpc-go v1.55.0 driver").
+	Logger *slog.Logger
+}
+
+// An Installer makes an implementation's driver runnable.
+type Installer interface {
+	// Install builds or installs what impl's driver needs, keeping its work
+	// under env.Cache and reusing it next time, and returns the command that
+	// starts the driver. A missing system prerequisite is an error saying
+	// exactly what to run.
+	Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error)
+}
+
+// InstallerFunc is an Installer made of a function.
+type InstallerFunc func(ctx context.Context, impl Impl, env InstallEnv) (Command, error)
+
+// Install calls f.
+func (f InstallerFunc) Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+	return f(ctx, impl, env)
+}
+
+var (
+	installersMu sync.RWMutex
+	installers   = map[string]Installer{}
+)
+
+// Register makes in the installer of the implementation called name,
+// replacing any earlier one. Drivers register from init.
+func Register(name string, in Installer) {
+	installersMu.Lock()
+	defer installersMu.Unlock()
+	installers[name] = in
+}
+
+// Install makes impl's driver runnable and returns the command to start it.
+func Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+	installersMu.RLock()
+	in, ok := installers[impl.Name]
+	installersMu.RUnlock()
+	if !ok {
+		var names []string
+		for n := range installers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return Command{}, fmt.Errorf("%s: no driver installer in this build (have: %s)", impl, strings.Join(names, ", "))
+	}
+	if env.Logger == nil {
+		env.Logger = slog.New(slog.DiscardHandler)
+	}
+	return in.Install(ctx, impl, env)
+}

@@ -1,0 +1,93 @@
+package driver
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/conformlab/conform/harness/scenario"
+)
+
+// TestParseImpl_SpecsAndErrors verifies the spec forms conform accepts and
+// that a bad one is refused with the reason.
+func TestParseImpl_SpecsAndErrors(t *testing.T) {
+	for spec, want := range map[string]Impl{
+		"grpc-go@v1.85.0": {GRPCGo, "v1.85.0"}, "grpc-go@v1.55.0": {GRPCGo, "v1.55.0"},
+		"reference": {Reference, ""}, "grpc-js@1.14.7": {GRPCJS, "1.14.7"}, "grpcio": {GRPCIO, ""},
+	} {
+		got, err := ParseImpl(spec)
+		if err != nil || got != want || got.String() != spec {
+			t.Errorf("ParseImpl(%q) = %+v, %v; want %+v", spec, got, err, want)
+		}
+	}
+	for spec, reason := range map[string]string{
+		"grpc-go": "say which grpc-go", "grpc-go@1.85.0": "not a grpc-go module version", "grpc-go@v1.85": "not a grpc-go module version",
+		"reference@v1": "no version", "grpc-js@": "empty version", "grpc-rs@1.0": "unknown implementation",
+	} {
+		if _, err := ParseImpl(spec); err == nil || !strings.Contains(err.Error(), reason) {
+			t.Errorf("ParseImpl(%q) error = %v, want %q", spec, err, reason)
+		}
+	}
+}
+
+// TestEmbeddedGoSource_MatchesDriversGo verifies the embedded copy of the Go
+// driver is drivers/go as it is on disk (run ./sync-gosrc.sh when not).
+func TestEmbeddedGoSource_MatchesDriversGo(t *testing.T) {
+	const disk = "../../drivers/go"
+	embedded := map[string]string{}
+	fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := goSource.ReadFile(p)
+			rel := strings.TrimPrefix(p, "_gosrc/")
+			if path.Base(rel) == "go.mod.txt" {
+				rel = strings.TrimSuffix(rel, ".txt")
+			}
+			embedded[rel] = string(b)
+		}
+		return nil
+	})
+	n := 0
+	filepath.WalkDir(disk, func(p string, d fs.DirEntry, err error) error {
+		name := filepath.Base(p)
+		if err != nil || d.IsDir() || !(strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") {
+			return nil
+		}
+		n++
+		rel, _ := filepath.Rel(disk, p)
+		b, _ := os.ReadFile(p)
+		if got, ok := embedded[filepath.ToSlash(rel)]; !ok || got != string(b) {
+			t.Errorf("%s: the embedded copy is missing or stale; run harness/driver/sync-gosrc.sh", rel)
+		}
+		return nil
+	})
+	if n != len(embedded) {
+		t.Errorf("drivers/go has %d source files, the embedded copy %d; run harness/driver/sync-gosrc.sh", n, len(embedded))
+	}
+}
+
+// TestNeeds_NamesWhatAScenarioNeeds verifies the capabilities derived from a
+// scenario: a dual-stack endpoint needs endpoints and mixed families, an LB
+// policy needs service_config, a wait-for-ready RPC wait_for_ready.
+func TestNeeds_NamesWhatAScenarioNeeds(t *testing.T) {
+	got := strings.Join(needs(heDroppedIPv6()), ",")
+	if want := "endpoints,mixed_families,service_config,wait_for_ready"; got != want {
+		t.Errorf("needs = %s, want %s", got, want)
+	}
+	if got := needs(flatIPv6First(0)); strings.Join(got, ",") != "mixed_families,service_config" {
+		t.Errorf("needs(flat) = %v", got)
+	}
+}
+
+// TestServiceConfig_FromClient verifies how the scenario's client becomes a
+// service config in standard names.
+func TestServiceConfig_FromClient(t *testing.T) {
+	if got := serviceConfig(scenario.Client{LBPolicy: "round_robin"}); got != `{"loadBalancingConfig":[{"round_robin":{}}]}` {
+		t.Errorf("got %s", got)
+	}
+	if got := serviceConfig(scenario.Client{}); got != "" {
+		t.Errorf("no policy: got %q, want the implementation's default", got)
+	}
+}

@@ -1,0 +1,416 @@
+package driver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+)
+
+// Hello is what a driver says about itself (PROTOCOL.md, "hello").
+type Hello struct {
+	Protocol int             `json:"protocol"`
+	Impl     string          `json:"impl"`
+	Version  string          `json:"version"`
+	Can      map[string]bool `json:"can"`
+	Observes string          `json:"observes"`
+}
+
+// Capabilities a driver declares in hello.
+const (
+	CanEndpoints     = "endpoints"
+	CanMixedFamilies = "mixed_families"
+	CanServiceConfig = "service_config"
+	CanShuffle       = "shuffle"
+	CanWaitForReady  = "wait_for_ready"
+	CanXDS           = "xds"
+)
+
+// ProcessOptions configure a driver process.
+type ProcessOptions struct {
+	// Now stamps each line the driver writes when it is read. Default: the
+	// lab's clock.
+	Now func() time.Duration
+	// Record receives the driver's events as trace events.
+	Record func(trace.Event)
+	// CommandTimeout bounds the wait for a command's reply. Default 10 s.
+	CommandTimeout time.Duration
+}
+
+// stderrTail is how much of a driver's stderr is kept.
+const stderrTail = 4 << 10
+
+// maxLine bounds one protocol line.
+const maxLine = 1 << 20
+
+// Process is a running driver, started in the lab's client namespace.
+// Commands are sent one at a time; events go to ProcessOptions.Record.
+type Process struct {
+	proc    *netlab.Process
+	stdin   *os.File
+	opts    ProcessOptions
+	stderr  *tailBuffer
+	replies chan reply
+	done    chan struct{} // closed when the reader stops: stdout closed or garbage
+	readErr error         // why the reader stopped; set before done is closed
+	stop    chan struct{} // closed by Kill: the reader drops replies
+	exited  chan struct{} // closed when the process has exited
+	exitErr error         // its exit status; set before exited is closed
+	nextID  int64
+	hello   Hello
+	closed  bool
+}
+
+// reply is an ok or error line for a command.
+type reply struct {
+	id    int64
+	err   string
+	hello *Hello
+}
+
+// Start starts cmd in the lab's client namespace and says hello.
+func Start(lab *netlab.Lab, c Command, opts ProcessOptions) (*Process, error) {
+	if opts.Now == nil {
+		opts.Now = lab.Now
+	}
+	if opts.Record == nil {
+		opts.Record = func(trace.Event) {}
+	}
+	if opts.CommandTimeout <= 0 {
+		opts.CommandTimeout = 10 * time.Second
+	}
+	p := newProcess(opts)
+	if err := p.start(lab, c); err != nil {
+		return nil, err
+	}
+	var h reply
+	if err := p.command(map[string]any{"op": "hello"}, &h); err != nil {
+		return nil, err
+	}
+	if h.hello == nil || h.hello.Protocol != 1 {
+		p.Kill()
+		return nil, p.failure(fmt.Errorf("hello: want protocol 1, got %+v", h.hello))
+	}
+	p.hello = *h.hello
+	return p, nil
+}
+
+func newProcess(opts ProcessOptions) *Process {
+	return &Process{opts: opts, stderr: &tailBuffer{max: stderrTail}, replies: make(chan reply, 1),
+		done: make(chan struct{}), stop: make(chan struct{}), exited: make(chan struct{})}
+}
+
+// start wires the pipes and starts the process; the parent keeps only its
+// ends, so stdout reaches EOF when the driver (and anything it started)
+// has exited.
+func (p *Process) start(lab *netlab.Lab, c Command) error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	cmd := exec.Command(c.Path, c.Args...)
+	cmd.Dir, cmd.Env = c.Dir, append(os.Environ(), c.Env...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
+	p.proc, err = lab.StartProcess("client0", cmd)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return fmt.Errorf("driver %s: %w", c.Path, err)
+	}
+	p.stdin = inW
+	go p.read(outR)
+	go func() {
+		p.exitErr = p.proc.Wait()
+		close(p.exited)
+	}()
+	return nil
+}
+
+// Hello is what the driver said about itself.
+func (p *Process) Hello() Hello { return p.hello }
+
+// Create creates the driver's channel.
+func (p *Process) Create(target, serviceConfig string) error {
+	return p.command(map[string]any{"op": "create", "target": target, "service_config": serviceConfig}, nil)
+}
+
+// Resolve pushes a resolver update: one address list per endpoint.
+func (p *Process) Resolve(endpoints [][]string) error {
+	return p.command(map[string]any{"op": "resolve", "endpoints": endpoints}, nil)
+}
+
+// RPC describes one call.
+type RPC struct {
+	ID           string
+	Method       string
+	WaitForReady bool
+	Deadline     time.Duration // zero: none
+	Metadata     map[string]string
+}
+
+// StartRPC starts one call; its outcome comes as an rpc-result event.
+func (p *Process) StartRPC(r RPC) error {
+	md := r.Metadata
+	if md == nil {
+		md = map[string]string{}
+	}
+	return p.command(map[string]any{"op": "rpc", "rpc": r.ID, "method": r.Method,
+		"wait_for_ready": r.WaitForReady, "deadline_ms": r.Deadline.Milliseconds(), "metadata": md}, nil)
+}
+
+// Close asks the driver to close its channel and exit, and waits for its
+// last lines; a driver that does not exit in time is killed. The error
+// says what went wrong, with the stderr tail.
+func (p *Process) Close() error {
+	if p.closed {
+		return nil
+	}
+	err := p.command(map[string]any{"op": "close"}, nil)
+	if !p.closed { // the command did not kill it
+		p.stdin.Close()
+		select {
+		case <-p.exited:
+			if err == nil && p.exitErr != nil {
+				err = p.failure(fmt.Errorf("exited with %v after close", p.exitErr))
+			}
+		case <-time.After(p.opts.CommandTimeout):
+			err = p.failure(fmt.Errorf("did not exit within %v of close", p.opts.CommandTimeout))
+		}
+	}
+	p.Kill() // anything it left behind
+	if err == nil && p.readErr != nil && !errors.Is(p.readErr, io.EOF) {
+		err = p.failure(p.readErr)
+	}
+	return err
+}
+
+// Kill ends the driver and everything it started, and waits for the reader.
+func (p *Process) Kill() {
+	if p.closed {
+		return
+	}
+	p.closed = true
+	close(p.stop)
+	p.stdin.Close()
+	p.proc.Kill()
+	<-p.done
+	<-p.exited
+}
+
+// Pid is the driver's process id.
+func (p *Process) Pid() int { return p.proc.Pid() }
+
+// Stderr is the tail of what the driver wrote to stderr.
+func (p *Process) Stderr() string { return p.stderr.String() }
+
+// command sends one command and waits for its reply. A driver that exits,
+// writes garbage or does not answer in time is killed; the error carries
+// its stderr tail.
+func (p *Process) command(c map[string]any, out *reply) error {
+	if p.closed {
+		return errors.New("driver: already stopped")
+	}
+	p.nextID++
+	c["id"] = p.nextID
+	b, _ := json.Marshal(c)
+	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+		p.Kill()
+		return p.failure(fmt.Errorf("%s: writing the command: %w", c["op"], err))
+	}
+	timer := time.NewTimer(p.opts.CommandTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case r := <-p.replies:
+			if r.id != p.nextID {
+				p.Kill()
+				return p.failure(fmt.Errorf("%s: reply to id %d while waiting for id %d", c["op"], r.id, p.nextID))
+			}
+			if out != nil {
+				*out = r
+			}
+			if r.err != "" {
+				return fmt.Errorf("driver: %s: %s", c["op"], r.err)
+			}
+			return nil
+		case <-p.done:
+			p.Kill()
+			return p.failure(fmt.Errorf("%s: %w", c["op"], p.readErr))
+		case <-timer.C:
+			p.Kill()
+			return p.failure(fmt.Errorf("%s: no reply within %v (driver hung?)", c["op"], p.opts.CommandTimeout))
+		}
+	}
+}
+
+// failure is err with the driver's exit status and stderr tail.
+func (p *Process) failure(err error) error {
+	msg := fmt.Sprintf("driver: %v", err)
+	select {
+	case <-p.exited:
+		if p.exitErr != nil {
+			msg += fmt.Sprintf(" (driver %v)", p.exitErr)
+		}
+	default:
+	}
+	if t := p.stderr.String(); t != "" {
+		msg += "\n--- driver stderr (tail) ---\n" + t
+	}
+	return errors.New(msg)
+}
+
+// read turns the driver's lines into replies and events until stdout
+// closes (readErr io.EOF) or a line is not the protocol.
+func (p *Process) read(r *os.File) {
+	defer close(p.done)
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		t := p.opts.Now()
+		if err != nil {
+			p.readErr = err
+			return
+		}
+		if err := p.handle(line, t); err != nil {
+			p.readErr = fmt.Errorf("stdout line %d is not the protocol (%v): %.200q", n, err, line)
+			return
+		}
+	}
+}
+
+// readLine reads one line of at most maxLine bytes, without its newline.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		if len(line) > maxLine {
+			return nil, fmt.Errorf("a stdout line longer than %d bytes", maxLine)
+		}
+		switch {
+		case err == nil:
+			return bytes.TrimSuffix(line, []byte("\n")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return nil, fmt.Errorf("stdout ended inside a line: %.200q", line)
+		default:
+			return nil, err
+		}
+	}
+}
+
+// line is any line from a driver.
+type line struct {
+	ID      *int64          `json:"id"`
+	Ev      string          `json:"ev"`
+	Err     string          `json:"err"`
+	Hello   *Hello          `json:"hello"`
+	State   string          `json:"state"`
+	RPC     string          `json:"rpc"`
+	Code    string          `json:"code"`
+	Backend string          `json:"backend"`
+	Line    string          `json:"line"`
+	Event   json.RawMessage `json:"event"`
+}
+
+var channelStates = map[string]bool{"IDLE": true, "CONNECTING": true, "READY": true, "TRANSIENT_FAILURE": true, "SHUTDOWN": true}
+
+// handle dispatches one line read at time t.
+func (p *Process) handle(b []byte, t time.Duration) error {
+	var l line
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return err
+	}
+	ev := trace.Event{T: t, Source: trace.SourceDriver}
+	switch {
+	case (l.Ev == "ok" || l.Ev == "error") && l.ID != nil:
+		r := reply{id: *l.ID, err: l.Err, hello: l.Hello}
+		if l.Ev == "error" && r.err == "" {
+			r.err = "(an error without a message)"
+		}
+		select {
+		case p.replies <- r:
+		case <-p.stop:
+		}
+		return nil
+	case l.Ev == "error":
+		ev.Kind, ev.Err = trace.KindLog, l.Err
+	case l.Ev == "channel-state" && channelStates[l.State]:
+		ev.Kind, ev.State = trace.KindChannelState, l.State
+	case l.Ev == "resolve-now":
+		ev.Kind = trace.KindResolveNow
+	case l.Ev == "rpc-result" && l.RPC != "" && l.Code != "":
+		ev.Kind, ev.RPC, ev.Code, ev.Backend, ev.Err = trace.KindRPCResult, l.RPC, l.Code, l.Backend, l.Err
+	case l.Ev == "log":
+		ev.Kind, ev.Detail = trace.KindLog, l.Line
+	case l.Ev == "policy":
+		pe, err := policyEvent(l.Event)
+		if err != nil {
+			return err
+		}
+		ev = pe
+		ev.T = t
+	default:
+		return fmt.Errorf("unknown or incomplete event %q", l.Ev)
+	}
+	p.opts.Record(ev)
+	return nil
+}
+
+// policyEvent reads the trace event of a policy line (without "t").
+func policyEvent(raw json.RawMessage) (trace.Event, error) {
+	var e trace.Event
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil {
+		return e, fmt.Errorf("policy event: %w", err)
+	}
+	if e.Kind == "" || e.Source == "" || e.T != 0 {
+		return e, fmt.Errorf("policy event needs src and kind, and no t")
+	}
+	return e, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

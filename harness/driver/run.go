@@ -1,0 +1,351 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+)
+
+// Options configure RunLab.
+type Options struct {
+	// Seed is recorded in the header (drivers' randomness is their own).
+	Seed uint64
+	// Cache is where drivers are built and installed. Default: CacheDir().
+	Cache string
+	// Source is conform's source tree, for the reference driver. Default:
+	// found from the working directory upwards.
+	Source string
+	// CommandTimeout bounds the wait for each command's reply. Default 10 s.
+	CommandTimeout time.Duration
+	// Logger receives progress. Default: discard.
+	Logger *slog.Logger
+}
+
+// NotApplicable is the error of a run whose scenario needs something the
+// implementation's driver cannot express.
+type NotApplicable struct {
+	Reason string
+}
+
+func (e *NotApplicable) Error() string { return "not applicable: " + e.Reason }
+
+// RunLab runs s against impl in a lab of its own: impl's driver is
+// installed, started in the client namespace and given the scenario's
+// resolver updates and RPCs, while the lab applies its faults and records
+// the network's events. The trace's header names impl and its version as
+// the driver reported them, and its Env carries the driver's capabilities.
+// A scenario the driver cannot express fails with *NotApplicable.
+func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) (*trace.Trace, error) {
+	if s.Client.Target == scenario.TargetDNS {
+		return nil, fmt.Errorf("%s: dns targets need the lab's DNS, which driver runs do not set up yet", s.Name)
+	}
+	cmd, err := installFor(ctx, impl, &opts)
+	if err != nil {
+		return nil, err
+	}
+	lr := &labRun{s: s, changed: make(chan struct{})}
+	cfg := netlab.Config{Capture: true, Backends: runner.LabBackends(s), OnEvent: func(e netlab.Event) { lr.add(runner.LabEvent(e)) }}
+	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer lr.lab.Close()
+	tr, err := lr.run(ctx, cmd, opts)
+	if err != nil {
+		return tr, fmt.Errorf("%s (lab, %s): %w", s.Name, impl, err)
+	}
+	return tr, nil
+}
+
+// installFor fills opts' defaults and installs impl's driver.
+func installFor(ctx context.Context, impl Impl, opts *Options) (Command, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Cache == "" {
+		c, err := CacheDir()
+		if err != nil {
+			return Command{}, err
+		}
+		opts.Cache = c
+	}
+	if opts.Source == "" && impl.Name == Reference {
+		opts.Source = FindSource()
+	}
+	return Install(ctx, impl, InstallEnv{Cache: opts.Cache, Source: opts.Source, Logger: opts.Logger})
+}
+
+// FindSource is conform's source tree if the working directory is inside
+// it, else "".
+func FindSource() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module "+conformModule+"\n") {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
+}
+
+// labRun is one scenario run through a driver: the runner's World.
+type labRun struct {
+	s   *scenario.Scenario
+	lab *netlab.Lab
+	drv *Process
+
+	mu      sync.Mutex
+	base    time.Duration // lab time of the scenario's start
+	evs     []trace.Event // arrival order
+	changed chan struct{} // closed and replaced on every add
+}
+
+var _ runner.World = (*labRun)(nil)
+
+// run starts the driver, checks it can express the scenario, creates the
+// channel and carries out the timeline; the driver is always stopped.
+func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Trace, error) {
+	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.add, CommandTimeout: opts.CommandTimeout})
+	if err != nil {
+		return nil, err
+	}
+	lr.drv = drv
+	hello := drv.Hello()
+	if missing := lr.missingCapabilities(hello); missing != "" {
+		drv.Kill()
+		return nil, &NotApplicable{Reason: fmt.Sprintf("%s %s cannot express %s", hello.Impl, hello.Version, missing)}
+	}
+	runErr := drv.Create("conform:///"+lr.s.Name, serviceConfig(lr.s.Client))
+	if runErr == nil {
+		lr.start()
+		runErr = runner.RunWorld(ctx, lr.s, lr)
+	}
+	runErr = errors.Join(runErr, drv.Close())
+	lr.lab.Close() // settles the capture before the events are read
+	return &trace.Trace{Header: header(lr.s, hello, opts.Seed), Events: lr.sorted()}, runErr
+}
+
+// header is the run's trace header: the implementation as the driver named
+// it, and the driver's capabilities in Env.
+func header(s *scenario.Scenario, h Hello, seed uint64) trace.Header {
+	hd := trace.NewHeader(s, h.Impl, trace.ModeLab, seed)
+	hd.ImplVersion = h.Version
+	hd.Env = map[string]string{"driver.protocol": strconv.Itoa(h.Protocol), "driver.observes": h.Observes}
+	var can, cannot []string
+	for k, v := range h.Can {
+		if v {
+			can = append(can, k)
+		} else {
+			cannot = append(cannot, k)
+		}
+	}
+	sort.Strings(can)
+	sort.Strings(cannot)
+	hd.Env["driver.can"], hd.Env["driver.cannot"] = strings.Join(can, ","), strings.Join(cannot, ",")
+	return hd
+}
+
+// serviceConfig is the client's configuration as a service config, in
+// standard policy names; "" leaves the implementation's default.
+func serviceConfig(c scenario.Client) string {
+	if c.ServiceConfig != "" {
+		return c.ServiceConfig
+	}
+	if c.LBPolicy == "" {
+		return ""
+	}
+	cfg := c.LBConfig
+	if cfg == "" {
+		cfg = "{}"
+	}
+	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:%s}]}`, c.LBPolicy, cfg)
+}
+
+// missingCapabilities names what s needs that h cannot do, or "".
+func (lr *labRun) missingCapabilities(h Hello) string {
+	var missing []string
+	for _, need := range needs(lr.s) {
+		if !h.Can[need] {
+			missing = append(missing, need)
+		}
+	}
+	return strings.Join(missing, ", ")
+}
+
+// needs lists the capabilities s needs, in a fixed order.
+func needs(s *scenario.Scenario) []string {
+	set := map[string]bool{}
+	if s.Client.LBPolicy != "" || s.Client.ServiceConfig != "" {
+		set[CanServiceConfig] = true
+	}
+	if strings.Contains(strings.ReplaceAll(s.Client.LBConfig+s.Client.ServiceConfig, " ", ""), `"shuffleAddressList":true`) {
+		set[CanShuffle] = true
+	}
+	for _, st := range s.Steps {
+		switch a := st.Action.(type) {
+		case scenario.ResolverUpdate:
+			updateNeeds(s, a, set)
+		case scenario.StartRPC:
+			if a.WaitForReady {
+				set[CanWaitForReady] = true
+			}
+		}
+	}
+	var out []string
+	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanWaitForReady, CanXDS} {
+		if set[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// updateNeeds adds what one resolver update needs: endpoints with several
+// addresses, and both families in one update.
+func updateNeeds(s *scenario.Scenario, a scenario.ResolverUpdate, set map[string]bool) {
+	eps, err := s.ConcreteEndpoints(a.Endpoints, runner.AddrOf)
+	if err != nil {
+		return // reported when the step is applied
+	}
+	var v4, v6 bool
+	for _, ep := range eps {
+		if len(ep) > 1 {
+			set[CanEndpoints] = true
+		}
+		for _, addr := range ep {
+			ap, err := netip.ParseAddrPort(addr)
+			v6 = v6 || (err == nil && ap.Addr().Is6())
+			v4 = v4 || (err == nil && ap.Addr().Is4())
+		}
+	}
+	if v4 && v6 {
+		set[CanMixedFamilies] = true
+	}
+}
+
+// start makes the current lab time the scenario's time zero; what was
+// recorded before (the driver starting, the channel created) is at zero.
+func (lr *labRun) start() {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	lr.base = lr.lab.Now()
+	for i := range lr.evs {
+		lr.evs[i].T = max(0, lr.evs[i].T-lr.base)
+	}
+}
+
+// add records e, stamped in lab time, on the scenario's timebase.
+func (lr *labRun) add(e trace.Event) {
+	lr.mu.Lock()
+	e.T = max(0, e.T-lr.base)
+	lr.evs = append(lr.evs, e)
+	close(lr.changed)
+	lr.changed = make(chan struct{})
+	lr.mu.Unlock()
+}
+
+func (lr *labRun) snapshot() ([]trace.Event, <-chan struct{}) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return slices.Clone(lr.evs), lr.changed
+}
+
+func (lr *labRun) sorted() []trace.Event {
+	evs, _ := lr.snapshot()
+	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
+	return evs
+}
+
+// Now is the time since the scenario started.
+func (lr *labRun) Now() time.Duration {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.lab.Now() - lr.base
+}
+
+// Events are the events so far, in arrival order.
+func (lr *labRun) Events() []trace.Event {
+	evs, _ := lr.snapshot()
+	return evs
+}
+
+// Advance waits, on wall time, for cond or until.
+func (lr *labRun) Advance(ctx context.Context, cond func() bool, until time.Duration) error {
+	for {
+		_, changed := lr.snapshot()
+		if cond() {
+			return nil
+		}
+		left := until - lr.Now()
+		if left <= 0 {
+			return nil
+		}
+		timer := time.NewTimer(left)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		case <-changed:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// Apply sends resolver updates and RPCs to the driver; the lab carries out
+// the rest.
+func (lr *labRun) Apply(a scenario.Action) error {
+	switch a := a.(type) {
+	case scenario.ResolverUpdate:
+		eps, err := lr.s.ConcreteEndpoints(a.Endpoints, runner.AddrOf)
+		if err != nil {
+			return err
+		}
+		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+		return lr.drv.Resolve(eps)
+	case scenario.StartRPC:
+		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
+			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
+		return lr.drv.StartRPC(RPC{ID: a.ID, Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: a.Metadata})
+	case scenario.SetFault:
+		return lr.setFault(a.Addr, runner.LabFault(a.Fault))
+	case scenario.ClearFault:
+		return lr.setFault(a.Addr, netlab.FaultNone)
+	case scenario.BackendDown:
+		return lr.lab.SetBackendDown(a.Backend, true)
+	case scenario.BackendUp:
+		return lr.lab.SetBackendDown(a.Backend, false)
+	}
+	return fmt.Errorf("a driver run cannot apply %s", a.Kind())
+}
+
+func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
+	addr, err := lr.s.Concrete(a, runner.AddrOf)
+	if err != nil {
+		return err
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err
+	}
+	return lr.lab.SetFault(ap, f) // the lab records fault-set / fault-clear
+}
