@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
 	"google.golang.org/grpc/status"
 
@@ -247,17 +246,9 @@ func (lw *labWorld) apply(a scenario.Action) error {
 }
 
 func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
-	eps, err := lw.s.ConcreteEndpoints(a.Endpoints, AddrOf)
+	st, eps, err := resolverState(lw.s, a)
 	if err != nil {
 		return err
-	}
-	var st resolver.State
-	for _, ep := range eps {
-		var e resolver.Endpoint
-		for _, addr := range ep {
-			e.Addresses = append(e.Addresses, resolver.Address{Addr: addr})
-		}
-		st.Endpoints = append(st.Endpoints, e)
 	}
 	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
 	lw.res.UpdateState(st)

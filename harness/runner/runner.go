@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"net/netip"
 
+	"google.golang.org/grpc/resolver"
+
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/reference"
@@ -28,6 +30,27 @@ type Options struct {
 // AddrOf is the address plan every runner uses: the lab's.
 func AddrOf(_ string, index int, fam scenario.Family) string {
 	return netip.AddrPortFrom(netlab.BackendAddr(index, fam == scenario.IPv6), netlab.DefaultPort).String()
+}
+
+// resolverState is the resolver state the reference receives for a
+// scenario's resolver update, in every mode: concrete addresses per endpoint
+// and the endpoint attributes as the reference reads them
+// (reference.Endpoint: "path" is A56's hierarchical path). It also returns
+// the addresses per endpoint, as the resolver-update event records them.
+func resolverState(s *scenario.Scenario, u scenario.ResolverUpdate) (resolver.State, [][]string, error) {
+	eps, err := s.ConcreteEndpoints(u.Endpoints, AddrOf)
+	if err != nil {
+		return resolver.State{}, nil, err
+	}
+	var st resolver.State
+	for i, addrs := range eps {
+		e, err := reference.Endpoint(addrs, u.Endpoints[i].Attrs)
+		if err != nil {
+			return resolver.State{}, nil, err
+		}
+		st.Endpoints = append(st.Endpoints, e)
+	}
+	return st, eps, nil
 }
 
 // referencePolicy returns the reference policy and its JSON config for the

@@ -74,11 +74,11 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 func (sw *simWorld) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
-		eps, err := sw.s.ConcreteEndpoints(a.Endpoints, AddrOf)
+		st, _, err := resolverState(sw.s, a)
 		if err != nil {
 			return err
 		}
-		return sw.w.ResolveEndpoints(eps...)
+		return sw.w.Resolve(st)
 	case scenario.SetFault:
 		return sw.setFault(a.Addr, a.Fault)
 	case scenario.ClearFault:

@@ -113,3 +113,36 @@ func dump(evs []trace.Event) string {
 	}
 	return b.String()
 }
+
+// TestSim_PathAttributeRoutesPriorityChildren verifies that an endpoint's
+// "path" attribute reaches the reference priority as its hierarchical path
+// (A56, Hierarchical Addresses): with p0's backend refusing, the RPC is
+// answered by p1's backend; without the attribute, neither child would get
+// an address and the RPC could not be answered. An unknown attribute is an
+// error.
+func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
+	build := func(key string) *scenario.Scenario {
+		return scenario.New("priority-paths").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			LB("priority_experimental", `{"children":{
+				"p0":{"config":[{"pick_first":{}}]},
+				"p1":{"config":[{"pick_first":{}}]}},"priorities":["p0","p1"]}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4").With(key, "p0"), scenario.EP("b2/ipv4").With(key, "p1"))).
+			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild()
+	}
+	tr, err := Sim(context.Background(), build("path"), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, ok := firstOf(tr.Events, trace.KindRPCResult, "")
+	if !ok || res.Backend != "b2" {
+		t.Fatalf("rpc-result %+v (found %v), want answered by b2 (p1) in\n%s", res, ok, dump(tr.Events))
+	}
+	if _, err := Sim(context.Background(), build("weight"), Options{Seed: 1}); err == nil || !strings.Contains(err.Error(), "weight") {
+		t.Errorf("an unknown attribute: err %v, want one naming it", err)
+	}
+}

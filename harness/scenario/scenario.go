@@ -164,6 +164,12 @@ type ResolverUpdate struct {
 }
 
 // Endpoint is one endpoint of a resolver update.
+//
+// Attrs are passed to the runner, which gives them to the implementation in
+// its own form. The documented attribute is "path": A56's hierarchical path,
+// child names outermost first, separated by "/" ("p0/locality1" routes the
+// endpoint to priority child p0, then to its child locality1); the
+// reference's form is reference.Endpoint.
 type Endpoint struct {
 	Addrs []Addr
 	Attrs map[string]string // endpoint attributes, passed through to the runner
