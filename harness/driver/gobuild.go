@@ -129,7 +129,7 @@ func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) 
 		return err
 	}
 	out := filepath.Join(tmp, "driver.bin")
-	args := append([]string{"build", "-trimpath", "-o", out}, flags...)
+	args := append([]string{"build", "-o", out}, flags...)
 	if err := goCmd(ctx, pkgDir, append(args, ".")...); err != nil {
 		return err
 	}
