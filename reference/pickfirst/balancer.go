@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/serviceconfig"
 
 	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/reference/internal/serial"
 )
 
 // Name is the name conform_pick_first is registered under. It cannot collide
@@ -96,7 +97,10 @@ type subchannel struct {
 type pickFirst struct {
 	cc  balancer.ClientConn
 	clk clock.Clock
-	ser serializer
+	// ser runs the policy's work (serial.Queue): the channel's calls,
+	// Connection Attempt Delay timers, the IDLE picker's request to leave
+	// IDLE, and ClientConn calls back into the policy from inside its own.
+	ser serial.Queue
 
 	cfg    *lbConfig
 	health bool // generic health reporting, set by a parent policy
@@ -154,7 +158,7 @@ func (b *pickFirst) UpdateClientConnState(s balancer.ClientConnState) error {
 		err = balancer.ErrBadResolverState
 	}
 	health := healthReportingEnabled(s.ResolverState)
-	b.ser.run(func() { b.updateList(cfg, health, endpoints) })
+	b.ser.Run(func() { b.updateList(cfg, health, endpoints) })
 	return err
 }
 
@@ -167,7 +171,7 @@ func countAddresses(endpoints []resolver.Endpoint) int {
 }
 
 func (b *pickFirst) ResolverError(err error) {
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -184,10 +188,10 @@ func (b *pickFirst) ResolverError(err error) {
 // UpdateSubConnState is not used: every SubConn has a StateListener.
 func (b *pickFirst) UpdateSubConnState(balancer.SubConn, balancer.SubConnState) {}
 
-func (b *pickFirst) ExitIdle() { b.ser.run(b.exitIdle) }
+func (b *pickFirst) ExitIdle() { b.ser.Run(b.exitIdle) }
 
 func (b *pickFirst) Close() {
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		b.closed = true
 		b.stopTimer()
 		for _, s := range b.sorted() {
@@ -312,7 +316,7 @@ func (b *pickFirst) startTimer(i int) {
 	b.timerGen++
 	gen := b.timerGen
 	b.timer = b.clk.AfterFunc(timerPurpose, b.cfg.connectionAttemptDelay, func() {
-		b.ser.run(func() {
+		b.ser.Run(func() {
 			if b.closed || b.timer == nil || b.timerGen != gen {
 				return
 			}
@@ -342,7 +346,7 @@ func (b *pickFirst) subFor(addr resolver.Address) *subchannel {
 	s := &subchannel{addr: addr, state: connectivity.Idle, seq: b.seq}
 	sc, err := b.cc.NewSubConn([]resolver.Address{addr}, balancer.NewSubConnOptions{
 		StateListener: func(st balancer.SubConnState) {
-			b.ser.run(func() { b.onSubConnState(s, st) })
+			b.ser.Run(func() { b.onSubConnState(s, st) })
 		},
 	})
 	if err != nil {
@@ -491,7 +495,7 @@ func (b *pickFirst) choose(s *subchannel) {
 		return
 	}
 	s.sc.RegisterHealthListener(func(st balancer.SubConnState) {
-		b.ser.run(func() { b.onHealth(s, st) })
+		b.ser.Run(func() { b.onHealth(s, st) })
 	})
 }
 
@@ -522,7 +526,7 @@ func (b *pickFirst) lostConnection() {
 	b.chosen = nil
 	b.phase = phaseIdle
 	b.cc.ResolveNow(resolver.ResolveNowOptions{})
-	b.report(connectivity.Idle, newIdlePicker(func() { b.ser.run(b.exitIdle) }))
+	b.report(connectivity.Idle, newIdlePicker(func() { b.ser.Run(b.exitIdle) }))
 }
 
 // report sends state and picker to the parent. A repeated CONNECTING or IDLE

@@ -21,6 +21,7 @@ import (
 
 	"github.com/conformlab/conform/harness/clock"
 	"github.com/conformlab/conform/reference/internal/hierarchy"
+	"github.com/conformlab/conform/reference/internal/serial"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
@@ -62,12 +63,13 @@ func (builder) Build(cc balancer.ClientConn, opts balancer.BuildOptions) balance
 //
 // Concurrency. The channel serializes its calls into the policy, but timers
 // fire on their own goroutines on wall time, and a child may report from its
-// own timers' goroutines too. Every event therefore runs through serialize:
-// one goroutine at a time drains a queue of work, and the fields below
-// "owned by the serializer" are touched only by that work. Locks: b.mu
-// guards the queue; each child's mu guards that child's pending reports.
-// Neither is held while the other is taken, nor while calling a child or
-// the channel, so there is no lock order to keep.
+// own timers' goroutines too. Every event therefore runs through b.ser
+// (serial.Queue): one goroutine at a time drains a queue of work, and the
+// fields below "owned by the serializer" are touched only by that work.
+// Locks: b.mu guards reactionQueued; each child's mu guards that child's
+// pending reports. Neither is held while the other is taken, nor while
+// calling a child or the channel, nor while b.ser runs work, so there is no
+// lock order to keep.
 //
 // A child's report is recorded under its own lock at once and taken in by
 // the serializer (child.absorb) either right after the call into the child
@@ -80,9 +82,9 @@ type priorityBalancer struct {
 	opts balancer.BuildOptions
 	clk  clock.Clock
 
-	mu             sync.Mutex
-	queue          []func()
-	draining       bool
+	ser serial.Queue // runs every event, one at a time
+
+	mu             sync.Mutex // guards reactionQueued; a leaf lock
 	reactionQueued bool
 
 	// Owned by the serializer.
@@ -96,28 +98,6 @@ type priorityBalancer struct {
 	closed   bool
 }
 
-// serialize runs f after all work queued before it, on this goroutine when
-// no other is draining the queue, else on the goroutine that is.
-func (b *priorityBalancer) serialize(f func()) {
-	b.mu.Lock()
-	b.queue = append(b.queue, f)
-	if b.draining {
-		b.mu.Unlock()
-		return
-	}
-	b.draining = true
-	for len(b.queue) > 0 {
-		next := b.queue[0]
-		b.queue[0] = nil
-		b.queue = b.queue[1:]
-		b.mu.Unlock()
-		next()
-		b.mu.Lock()
-	}
-	b.draining = false
-	b.mu.Unlock()
-}
-
 // queueReaction queues, once, the processing of child reports.
 func (b *priorityBalancer) queueReaction() {
 	b.mu.Lock()
@@ -127,7 +107,7 @@ func (b *priorityBalancer) queueReaction() {
 	}
 	b.reactionQueued = true
 	b.mu.Unlock()
-	b.serialize(b.react)
+	b.ser.Run(b.react)
 }
 
 // react takes in every child's pending reports and, if there were any,
@@ -156,7 +136,7 @@ func (b *priorityBalancer) UpdateClientConnState(s balancer.ClientConnState) err
 	if !ok {
 		return fmt.Errorf("%s: config of type %T, want %T", Name, s.BalancerConfig, (*lbConfig)(nil))
 	}
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if !b.closed {
 			b.applyConfig(cfg, s.ResolverState)
 		}
@@ -197,7 +177,7 @@ func (b *priorityBalancer) applyConfig(cfg *lbConfig, s resolver.State) {
 }
 
 func (b *priorityBalancer) ResolverError(err error) {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -223,7 +203,7 @@ func (b *priorityBalancer) UpdateSubConnState(balancer.SubConn, balancer.SubConn
 
 // ExitIdle is forwarded to the child whose picker is in use.
 func (b *priorityBalancer) ExitIdle() {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if c, ok := b.children[b.current]; ok && !b.closed {
 			c.bal.ExitIdle()
 			if c.absorb() {
@@ -234,7 +214,7 @@ func (b *priorityBalancer) ExitIdle() {
 }
 
 func (b *priorityBalancer) Close() {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}

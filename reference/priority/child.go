@@ -172,7 +172,7 @@ func (c *child) failoverTimerFired() {
 func (c *child) startFailoverTimer() {
 	var t clock.Timer
 	t = c.b.clk.AfterFunc(purposeFailover, failoverTimeout, func() {
-		c.b.serialize(func() {
+		c.b.ser.Run(func() {
 			// A timer stopped after its callback was queued is stale.
 			if c.failover != t || c.isClosed() {
 				return
@@ -203,7 +203,7 @@ func (c *child) deactivate() {
 	}
 	var t clock.Timer
 	t = c.b.clk.AfterFunc(purposeDeactivation, deactivationTimeout, func() {
-		c.b.serialize(func() {
+		c.b.ser.Run(func() {
 			if c.deactivation != t || c.isClosed() {
 				return
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/conformlab/conform/harness/clock"
 	"github.com/conformlab/conform/reference/internal/hierarchy"
+	"github.com/conformlab/conform/reference/internal/serial"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/serviceconfig"
@@ -54,43 +55,24 @@ func (builder) Build(cc balancer.ClientConn, opts balancer.BuildOptions) balance
 // wtBalancer is the policy.
 //
 // Concurrency: as in conform_priority, every event (channel call, child
-// report, timer) runs through serialize, one goroutine at a time; b.mu
-// guards the queue and each child's mu its pending reports. No lock is held
-// while another is taken or while a child or the channel is called.
+// report, timer) runs through b.ser (serial.Queue), one goroutine at a
+// time; b.mu guards reactionQueued and each child's mu its pending reports.
+// No lock is held while another is taken, while a child or the channel is
+// called, or while b.ser runs work.
 type wtBalancer struct {
 	cc   balancer.ClientConn
 	opts balancer.BuildOptions
 	clk  clock.Clock
 
-	mu             sync.Mutex
-	queue          []func()
-	draining       bool
+	ser serial.Queue // runs every event, one at a time
+
+	mu             sync.Mutex // guards reactionQueued; a leaf lock
 	reactionQueued bool
 
 	// Owned by the serializer.
 	cfg      *lbConfig
 	children map[string]*child // configured targets and cached removed ones
 	closed   bool
-}
-
-func (b *wtBalancer) serialize(f func()) {
-	b.mu.Lock()
-	b.queue = append(b.queue, f)
-	if b.draining {
-		b.mu.Unlock()
-		return
-	}
-	b.draining = true
-	for len(b.queue) > 0 {
-		next := b.queue[0]
-		b.queue[0] = nil
-		b.queue = b.queue[1:]
-		b.mu.Unlock()
-		next()
-		b.mu.Lock()
-	}
-	b.draining = false
-	b.mu.Unlock()
 }
 
 func (b *wtBalancer) queueReaction() {
@@ -101,7 +83,7 @@ func (b *wtBalancer) queueReaction() {
 	}
 	b.reactionQueued = true
 	b.mu.Unlock()
-	b.serialize(func() {
+	b.ser.Run(func() {
 		b.mu.Lock()
 		b.reactionQueued = false
 		b.mu.Unlock()
@@ -126,7 +108,7 @@ func (b *wtBalancer) UpdateClientConnState(s balancer.ClientConnState) error {
 	if !ok {
 		return fmt.Errorf("%s: config of type %T, want %T", Name, s.BalancerConfig, (*lbConfig)(nil))
 	}
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -162,7 +144,7 @@ func (b *wtBalancer) UpdateClientConnState(s balancer.ClientConnState) error {
 }
 
 func (b *wtBalancer) ResolverError(err error) {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -186,7 +168,7 @@ func (b *wtBalancer) UpdateSubConnState(balancer.SubConn, balancer.SubConnState)
 
 // ExitIdle is forwarded to every configured child.
 func (b *wtBalancer) ExitIdle() {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -199,7 +181,7 @@ func (b *wtBalancer) ExitIdle() {
 }
 
 func (b *wtBalancer) Close() {
-	b.serialize(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}

@@ -73,7 +73,7 @@ func (c *child) startCache() {
 	}
 	var t clock.Timer
 	t = c.b.clk.AfterFunc(purposeCache, cacheTimeout, func() {
-		c.b.serialize(func() {
+		c.b.ser.Run(func() {
 			if c.cache != t || c.b.closed {
 				return
 			}

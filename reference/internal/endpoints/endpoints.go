@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/serviceconfig"
 
 	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/reference/internal/serial"
 )
 
 // Options configures a Balancer.
@@ -68,7 +69,7 @@ type Child struct {
 // ExitIdle asks the child to leave IDLE. It may be called from any
 // goroutine, a picker included; the call is serialized with the Balancer.
 func (c *Child) ExitIdle() {
-	c.b.ser.run(func() {
+	c.b.ser.Run(func() {
 		if !c.closed {
 			c.bal.ExitIdle()
 		}
@@ -81,7 +82,10 @@ type Balancer struct {
 	bopts balancer.BuildOptions
 	opts  Options
 	clk   clock.Clock
-	ser   serializer
+	// ser runs every call and child report, one at a time (serial.Queue):
+	// children report from inside calls the Balancer made, and from their
+	// own timer goroutines on the wall clock.
+	ser serial.Queue
 
 	children    map[string]*Child
 	order       []*Child
@@ -132,7 +136,7 @@ func (b *Balancer) UpdateClientConnState(s balancer.ClientConnState) error {
 		err = balancer.ErrBadResolverState
 	}
 	attrs := s.ResolverState.Attributes
-	b.ser.run(func() { b.update(endpoints, attrs) })
+	b.ser.Run(func() { b.update(endpoints, attrs) })
 	return err
 }
 
@@ -176,7 +180,7 @@ func (b *Balancer) update(endpoints []resolver.Endpoint, attrs *attributes.Attri
 
 // ResolverError is passed to every child; OnChange sees it too.
 func (b *Balancer) ResolverError(err error) {
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		if b.closed {
 			return
 		}
@@ -196,7 +200,7 @@ func (b *Balancer) UpdateSubConnState(balancer.SubConn, balancer.SubConnState) {
 
 // ExitIdle asks every child to leave IDLE.
 func (b *Balancer) ExitIdle() {
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		for _, c := range b.order {
 			if !c.closed {
 				c.bal.ExitIdle()
@@ -207,7 +211,7 @@ func (b *Balancer) ExitIdle() {
 
 // Close closes every child.
 func (b *Balancer) Close() {
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		b.closed = true
 		for _, c := range b.order {
 			c.closed = true
@@ -236,7 +240,7 @@ func (b *Balancer) changed() {
 		return
 	}
 	b.flushQueued = true
-	b.ser.run(func() {
+	b.ser.Run(func() {
 		b.flushQueued = false
 		if b.closed || b.opts.OnChange == nil {
 			return
@@ -258,7 +262,7 @@ type childCC struct {
 var _ clock.Provider = (*childCC)(nil)
 
 func (cc *childCC) UpdateState(s balancer.State) {
-	cc.b.ser.run(func() { cc.b.childUpdate(cc.c, s) })
+	cc.b.ser.Run(func() { cc.b.childUpdate(cc.c, s) })
 }
 
 func (cc *childCC) Clock() clock.Clock { return cc.b.clk }
