@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -91,6 +93,67 @@ func addServiceAddrs() error {
 		return fmt.Errorf("netlink: %w", err)
 	}
 	defer h.Close()
+	if err := checkLabNamespace(h); err != nil {
+		return fmt.Errorf("refusing to add the DNS service addresses: %w", err)
+	}
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("lo: %w", err)
+	}
+	for _, a := range []netip.Addr{ServiceAddrV4, ServiceAddrV6} {
+		ipnet := &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
+		// No duplicate address detection: with it, binding IPv6 fails for ~1.8 s (DESIGN.md).
+		if err := h.AddrAdd(lo, &netlink.Addr{IPNet: ipnet, Flags: unix.IFA_F_NODAD}); err != nil {
+			return fmt.Errorf("adding %s to lo: %w", a, err)
+		}
+	}
+	// The kernel installs an IPv6 address's local route from a work queue,
+	// after AddrAdd returns (even with IFA_F_NODAD): until then packets to
+	// it leave by eth0 and are lost, while binding already works. Measured:
+	// about half of the queries sent right away got no answer.
+	return waitLocalRoute(ServiceAddrV6, routeWait)
+}
+
+// routeWait bounds how long ListenIn waits for the local route.
+const routeWait = 5 * time.Second
+
+// waitLocalRoute waits until the calling thread's namespace has a local
+// route for a (a route update, or already in the initial dump).
+func waitLocalRoute(a netip.Addr, timeout time.Duration) error {
+	ns, err := netns.Get()
+	if err != nil {
+		return fmt.Errorf("reading the thread's namespace: %w", err)
+	}
+	defer ns.Close()
+	updates := make(chan netlink.RouteUpdate, 64)
+	done := make(chan struct{})
+	defer close(done)
+	if err := netlink.RouteSubscribeWithOptions(updates, done, netlink.RouteSubscribeOptions{Namespace: &ns, ListExisting: true}); err != nil {
+		return fmt.Errorf("watching routes: %w", err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case u, ok := <-updates:
+			if !ok {
+				return fmt.Errorf("watching routes for %s: subscription ended", a)
+			}
+			if u.Type != unix.RTM_NEWROUTE || u.Route.Type != unix.RTN_LOCAL || u.Dst == nil {
+				continue
+			}
+			if d, ok := netip.AddrFromSlice(u.Dst.IP); ok && d.Unmap() == a {
+				return nil
+			}
+		case <-timer.C:
+			return fmt.Errorf("no local route for %s within %v", a, timeout)
+		}
+	}
+}
+
+// checkLabNamespace fails unless h's namespace carries a lab address and no
+// other routable one: the root namespace never passes.
+func checkLabNamespace(h *netlink.Handle) error {
 	addrs, err := h.AddrList(nil, netlink.FAMILY_ALL)
 	if err != nil {
 		return fmt.Errorf("listing addresses: %w", err)
@@ -104,22 +167,11 @@ func addServiceAddrs() error {
 		case inLab(ip):
 			lab = true
 		default:
-			return fmt.Errorf("refusing to add the DNS service addresses: not a lab namespace (it has %s)", ip)
+			return fmt.Errorf("not a lab namespace (it has %s)", ip)
 		}
 	}
 	if !lab {
-		return errors.New("refusing to add the DNS service addresses: no lab address in this namespace")
-	}
-	lo, err := h.LinkByName("lo")
-	if err != nil {
-		return fmt.Errorf("lo: %w", err)
-	}
-	for _, a := range []netip.Addr{ServiceAddrV4, ServiceAddrV6} {
-		ipnet := &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
-		// No duplicate address detection: with it, binding IPv6 fails for ~1.8 s (DESIGN.md).
-		if err := h.AddrAdd(lo, &netlink.Addr{IPNet: ipnet, Flags: unix.IFA_F_NODAD}); err != nil {
-			return fmt.Errorf("adding %s to lo: %w", a, err)
-		}
+		return errors.New("not a lab namespace (no lab address)")
 	}
 	return nil
 }

@@ -1,0 +1,232 @@
+package dns
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/netlab"
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+func TestMain(m *testing.M) {
+	runtime.LockOSThread() // DESIGN.md: the main goroutine stays on the main thread
+	os.Exit(m.Run())
+}
+
+// TestCheckLabNamespace_RefusesRootNamespace: the guard before any address
+// is added rejects the namespace this test runs in (read only).
+func TestCheckLabNamespace_RefusesRootNamespace(t *testing.T) {
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		t.Skipf("no netlink here: %v", err)
+	}
+	defer h.Close()
+	if err := checkLabNamespace(h); err == nil {
+		t.Fatal("checkLabNamespace accepted the test's own (root) namespace")
+	} else {
+		t.Logf("refused: %v", err)
+	}
+}
+
+// startLab starts a one-backend lab with the DNS service in client0.
+func startLab(t *testing.T, opts ...Option) (*netlab.Lab, *Server) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("netlab/dns lab test: needs root (CAP_NET_ADMIN) to create network namespaces")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lab, err := netlab.Start(ctx, netlab.Config{Backends: []netlab.BackendConfig{{Name: "b1"}}})
+	if err != nil {
+		t.Fatalf("netlab.Start: %v", err)
+	}
+	t.Cleanup(func() { lab.Close() })
+	s := New(append([]Option{WithClock(lab.Now)}, opts...)...)
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	aps, err := s.ListenIn(lab, "client0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(aps) != 2 || aps[0] != netip.AddrPortFrom(ServiceAddrV4, 53) || aps[1] != netip.AddrPortFrom(ServiceAddrV6, 53) {
+		t.Fatalf("ListenIn served %v", aps)
+	}
+	return lab, s
+}
+
+// exchange sends req to server from inside client0, over UDP or TCP.
+func exchange(t *testing.T, lab *netlab.Lab, s *Server, network string, server netip.AddrPort, req []byte) *Message {
+	t.Helper()
+	var c net.Conn
+	err := lab.Do("client0", func() error {
+		var err error
+		if network == "udp" {
+			c, err = net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server))
+		} else {
+			c, err = net.DialTCP("tcp", nil, net.TCPAddrFromAddrPort(server))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("dialing %s %s in client0: %v", network, server, err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	out := req
+	if network == "tcp" {
+		out = binary.BigEndian.AppendUint16(nil, uint16(len(req)))
+		out = append(out, req...)
+	}
+	if _, err := c.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65535)
+	var n int
+	if network == "udp" {
+		n, err = c.Read(buf)
+	} else {
+		var l [2]byte
+		if _, err = io.ReadFull(c, l[:]); err == nil {
+			n = int(binary.BigEndian.Uint16(l[:]))
+			_, err = io.ReadFull(c, buf[:n])
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s %s: reading the answer to % x: %v (queries seen: %v)", network, server, req, err, s.Queries())
+	}
+	m, err := Unpack(buf[:n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestLab_UDPAndTCP_BothFamilies: inside client0 the service answers on UDP
+// and TCP at both service addresses, and reports each query with the
+// client's address, on the lab's clock; nothing listens outside the lab.
+func TestLab_UDPAndTCP_BothFamilies(t *testing.T) {
+	lab, s := startLab(t)
+	b1v4, _ := lab.Addr("b1", false)
+	b1v6, _ := lab.Addr("b1", true)
+	must(t, s.Set("svc.conform", []netip.Addr{b1v6.Addr(), b1v4.Addr()}, time.Second))
+	before := lab.Now()
+	i := uint16(0)
+	for _, server := range []netip.Addr{ServiceAddrV4, ServiceAddrV6} {
+		for _, network := range []string{"udp", "tcp"} {
+			for _, typ := range []Type{TypeA, TypeAAAA} {
+				i++
+				m := exchange(t, lab, s, network, netip.AddrPortFrom(server, Port), query(t, i, "svc.conform", typ))
+				want := b1v4.Addr()
+				if typ == TypeAAAA {
+					want = b1v6.Addr()
+				}
+				if m.ID != i || m.RCode != RCodeSuccess || len(m.Answers) != 1 || !bytes.Equal(m.Answers[0].Data, want.AsSlice()) {
+					t.Errorf("%s %s %s: %+v, want %s", server, network, typ, m, want)
+				}
+			}
+		}
+	}
+	qs := s.Queries()
+	if len(qs) != 8 {
+		t.Fatalf("%d queries reported, want 8: %v", len(qs), qs)
+	}
+	for _, q := range qs {
+		if !netlab.InLab(q.From.Addr()) || q.T < before || q.T > lab.Now() || q.Name != "svc.conform" {
+			t.Errorf("query %v: want from a lab address, on the lab's clock, for svc.conform", q)
+		}
+	}
+	// Nothing in the root namespace: the service addresses are not there
+	// (checked by reading its addresses; no packet leaves the lab).
+	h, err := netlink.NewHandle(unix.NETLINK_ROUTE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	addrs, err := h.AddrList(nil, netlink.FAMILY_ALL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if ip, _ := netip.AddrFromSlice(a.IP); ip.Unmap() == ServiceAddrV4 || ip == ServiceAddrV6 {
+			t.Errorf("the root namespace has the service address %s", ip)
+		}
+	}
+}
+
+// TestLab_Close_StopsServing: after Close nothing answers, and Close returns
+// only when every serving goroutine has.
+func TestLab_Close_StopsServing(t *testing.T) {
+	lab, s := startLab(t)
+	must(t, s.Close())
+	err := lab.Do("client0", func() error {
+		_, err := net.DialTCP("tcp", nil, net.TCPAddrFromAddrPort(netip.AddrPortFrom(ServiceAddrV4, Port)))
+		return err
+	})
+	if err == nil {
+		t.Error("a TCP connection to the service succeeded after Close")
+	}
+	if _, err := s.ListenIn(lab, "client1"); err == nil {
+		t.Error("ListenIn on a closed server succeeded")
+	}
+}
+
+// TestLab_WithResolvConf_ChildResolvesThroughLabDNS: a child given the lab's
+// resolv.conf resolves a scenario name through the lab DNS with the system
+// resolver (getent), while the machine's /etc/resolv.conf stays as it was.
+func TestLab_WithResolvConf_ChildResolvesThroughLabDNS(t *testing.T) {
+	lab, s := startLab(t)
+	for _, p := range []string{Unshare, "/usr/bin/getent"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("needs %s: %v", p, err)
+		}
+	}
+	orig, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		t.Skipf("no /etc/resolv.conf to shadow: %v", err)
+	}
+	b1v4, _ := lab.Addr("b1", false)
+	must(t, s.Set("svc.conform", []netip.Addr{b1v4.Addr()}, time.Second))
+	rc := t.TempDir() + "/resolv.conf"
+	must(t, os.WriteFile(rc, ResolvConf(), 0o644))
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("/usr/bin/getent", "ahostsv4", "svc.conform")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	w, err := WithResolvConf(cmd, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := lab.StartProcess("client0", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatalf("getent: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), b1v4.Addr().String()) {
+		t.Errorf("getent printed %q, want %s", stdout.String(), b1v4.Addr())
+	}
+	found := false
+	for _, q := range s.Queries() {
+		found = found || (q.Name == "svc.conform" && q.Type == TypeA)
+	}
+	if !found {
+		t.Errorf("the lab DNS saw no A query for svc.conform: %v", s.Queries())
+	}
+	if now, err := os.ReadFile("/etc/resolv.conf"); err != nil || !bytes.Equal(now, orig) {
+		t.Errorf("/etc/resolv.conf changed (err %v)", err)
+	}
+}
