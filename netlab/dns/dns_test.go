@@ -319,4 +319,3 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
