@@ -117,11 +117,11 @@ func (l *Lab) plugAll(ctx context.Context) error {
 		}
 		hosts = append(hosts, hst)
 	}
-	g, ctx := errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plugParallelism)
 	for _, hst := range hosts {
 		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
+			if err := gctx.Err(); err != nil {
 				return err
 			}
 			return plug(l.switchNS, hst)
@@ -130,6 +130,9 @@ func (l *Lab) plugAll(ctx context.Context) error {
 	err := g.Wait()
 	if err == nil {
 		err = l.addNeighbours(hosts[:l.cfg.Clients], hosts[l.cfg.Clients:])
+	}
+	if err == nil {
+		err = waitLinksUp(ctx, l.switchNS, hosts)
 	}
 	for i, bc := range l.cfg.Backends { // even on error: their namespaces need closing
 		hst := hosts[l.cfg.Clients+i]

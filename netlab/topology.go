@@ -1,9 +1,11 @@
 package netlab
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -151,4 +153,116 @@ func addAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix, flags int) error
 		return fmt.Errorf("adding %s: %w", p, err)
 	}
 	return nil
+}
+
+// waitLinksUp waits until every host's veth is operationally up at both ends:
+// its eth0 and its port on the bridge. A link set up is not yet forwarding:
+// the kernel turns the carrier on, and enables the bridge port, from its
+// link-watch work, asynchronously; a SYN sent before that is lost and the
+// connection attempt waits for the 1 s retransmission. And when the carrier
+// comes up, the kernel marks the IPv6 addresses tentative again until its
+// (skipped, IFA_F_NODAD) duplicate address detection completes, on a work
+// queue too: a packet to a tentative address is discarded. Measured: without
+// the wait, the first connection from the client to a backend of a lab just
+// started was lost in one run out of three.
+func waitLinksUp(ctx context.Context, switchNS netns.NsHandle, hosts []*host) error {
+	sw, err := netlink.NewHandleAt(switchNS)
+	if err != nil {
+		return fmt.Errorf("netlab: netlink in switch namespace: %w", err)
+	}
+	defer sw.Close()
+	for _, hst := range hosts {
+		h, err := netlink.NewHandleAt(hst.ns)
+		if err != nil {
+			return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
+		}
+		err = waitOperUp(ctx, sw, hst.port)
+		if err == nil {
+			err = waitOperUp(ctx, h, "eth0")
+		}
+		if err == nil && hst.v6.IsValid() {
+			err = waitAddrUsable(ctx, h, hst.v6)
+		}
+		h.Close()
+		if err != nil {
+			return fmt.Errorf("netlab: %s: %w", hst.name, err)
+		}
+	}
+	return nil
+}
+
+// linkUpTimeout bounds waitOperUp; link-watch runs within a second even
+// when it is rate-limited.
+const linkUpTimeout = 5 * time.Second
+
+func waitOperUp(ctx context.Context, h *netlink.Handle, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
+	defer cancel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		l, err := h.LinkByName(name)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		if l.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not come up (operational state %s): %w", name, l.Attrs().OperState, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// waitAddrUsable waits until a, an IPv6 address of the host, is usable: no
+// longer tentative, and in the local routing table (the kernel adds the
+// local route only once duplicate address detection has completed).
+func waitAddrUsable(ctx context.Context, h *netlink.Handle, a netip.Addr) error {
+	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
+	defer cancel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		if ok, err := addrUsable(h, a); err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s is not usable yet: %w", a, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func addrUsable(h *netlink.Handle, a netip.Addr) (bool, error) {
+	l, err := h.LinkByName("eth0")
+	if err != nil {
+		return false, fmt.Errorf("eth0: %w", err)
+	}
+	addrs, err := h.AddrList(l, netlink.FAMILY_V6)
+	if err != nil {
+		return false, fmt.Errorf("eth0: listing addresses: %w", err)
+	}
+	settled := false
+	for _, x := range addrs {
+		if ip, ok := netip.AddrFromSlice(x.IP); ok && ip.Unmap() == a && x.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) == 0 {
+			settled = true
+		}
+	}
+	if !settled {
+		return false, nil
+	}
+	routes, err := h.RouteListFiltered(netlink.FAMILY_V6, &netlink.Route{Table: unix.RT_TABLE_LOCAL, Dst: &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(128, 128)}},
+		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_DST)
+	if err != nil {
+		return false, fmt.Errorf("listing local routes: %w", err)
+	}
+	for _, r := range routes {
+		if r.Type == unix.RTN_LOCAL {
+			return true, nil
+		}
+	}
+	return false, nil
 }
