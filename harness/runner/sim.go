@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/conformlab/conform/harness/scenario"
@@ -87,11 +88,32 @@ func (sw *simWorld) apply(a scenario.Action) error {
 		return sw.setDown(a.Backend, true)
 	case scenario.BackendUp:
 		return sw.setDown(a.Backend, false)
+	case scenario.SetHealth:
+		return sw.setHealth(a.Addr, a.Status)
 	case scenario.StartRPC:
 		sw.w.StartRPC(a.ID, sim.RPCOptions{WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: metadata.New(a.Metadata)})
 		return nil
 	}
 	return fmt.Errorf("the simulator cannot apply %s", a.Kind())
+}
+
+// simHealth maps the health statuses an address can serve to the states a
+// health listener reports (scenario: runners at the balancer API map them so).
+var simHealth = map[string]connectivity.State{
+	scenario.Serving: connectivity.Ready, scenario.NotServing: connectivity.TransientFailure,
+}
+
+func (sw *simWorld) setHealth(a scenario.Addr, status string) error {
+	addr, err := sw.s.Concrete(a, AddrOf)
+	if err != nil {
+		return err
+	}
+	st, ok := simHealth[status]
+	if !ok {
+		return fmt.Errorf("the simulator has no health state for status %q", status)
+	}
+	sw.w.SetHealth(addr, st)
+	return nil
 }
 
 func (sw *simWorld) setFault(a scenario.Addr, f scenario.FaultType) error {

@@ -146,3 +146,34 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 		t.Errorf("an unknown attribute: err %v, want one naming it", err)
 	}
 }
+
+// TestSim_HealthStep verifies that a scenario's health step reaches the
+// simulated backend: NOT_SERVING on round_robin's only endpoint takes the
+// channel from READY to TRANSIENT_FAILURE (A61, generic health reporting), and
+// SERVING brings it back.
+func TestSim_HealthStep(t *testing.T) {
+	s := scenario.New("health-step").
+		Backend("b1", scenario.V4Only).
+		LB("round_robin", `{}`).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).
+		At(200*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving)).
+		End(300 * time.Millisecond).
+		MustBuild()
+	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []string
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindBalancerState && e.Policy == "" {
+			states = append(states, e.State)
+		}
+	}
+	if got, want := strings.Join(states, " "), "CONNECTING READY TRANSIENT_FAILURE READY"; got != want {
+		t.Errorf("balancer states %q, want %q in\n%s", got, want, dump(tr.Events))
+	}
+	if _, ok := firstOf(tr.Events, trace.KindHealthSet, AddrOf("b1", 0, scenario.IPv4)); !ok {
+		t.Errorf("no health-set event in\n%s", dump(tr.Events))
+	}
+}
