@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"google.golang.org/grpc/balancer"
+	"github.com/conformlab/conform/reference/internal/childconfig"
 	"google.golang.org/grpc/serviceconfig"
 )
 
@@ -95,9 +95,8 @@ func parseConfig(js json.RawMessage) (*lbConfig, error) {
 	return cfg, nil
 }
 
-// parseChild picks the first policy of the list that is registered, as a
-// LoadBalancingConfig list is read everywhere in gRPC, and parses its config
-// with that policy's own parser.
+// parseChild reads A56's Child: its ignore_reresolution_requests and the
+// first registered policy of its config list (childconfig.Parse).
 func parseChild(jch jsonChild) (*childConfig, error) {
 	cc := &childConfig{}
 	switch {
@@ -106,35 +105,10 @@ func parseChild(jch jsonChild) (*childConfig, error) {
 	case jch.IgnoreCamel != nil:
 		cc.ignoreReresolution = *jch.IgnoreCamel
 	}
-	var names []string
-	for _, entry := range jch.Config {
-		if len(entry) != 1 {
-			return nil, fmt.Errorf("config entry has %d policies, want 1", len(entry))
-		}
-		for name, raw := range entry {
-			names = append(names, name)
-			if cc.policy != "" {
-				continue
-			}
-			b := balancer.Get(name)
-			if b == nil {
-				continue
-			}
-			cc.policy = name
-			if p, ok := b.(balancer.ConfigParser); ok {
-				if len(raw) == 0 || string(raw) == "null" {
-					raw = json.RawMessage("{}")
-				}
-				c, err := p.ParseConfig(raw)
-				if err != nil {
-					return nil, fmt.Errorf("policy %q: %v", name, err)
-				}
-				cc.config = c
-			}
-		}
-	}
-	if cc.policy == "" {
-		return nil, fmt.Errorf("no registered policy among %v", names)
+	var err error
+	cc.policy, cc.config, err = childconfig.Parse("config", jch.Config)
+	if err != nil {
+		return nil, err
 	}
 	return cc, nil
 }

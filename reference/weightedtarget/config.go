@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"google.golang.org/grpc/balancer"
+	"github.com/conformlab/conform/reference/internal/childconfig"
 	"google.golang.org/grpc/serviceconfig"
 )
 
@@ -61,39 +61,11 @@ func parseConfig(js json.RawMessage) (*lbConfig, error) {
 	return cfg, nil
 }
 
-// parseChild picks the first registered policy of a LoadBalancingConfig list
-// and parses its config with that policy's parser.
+// parseChild reads a target's child_policy list (childconfig.Parse).
 func parseChild(list []map[string]json.RawMessage) (*target, error) {
-	t := &target{}
-	var names []string
-	for _, entry := range list {
-		if len(entry) != 1 {
-			return nil, fmt.Errorf("child_policy entry has %d policies, want 1", len(entry))
-		}
-		for name, raw := range entry {
-			names = append(names, name)
-			if t.policy != "" {
-				continue
-			}
-			b := balancer.Get(name)
-			if b == nil {
-				continue
-			}
-			t.policy = name
-			if p, ok := b.(balancer.ConfigParser); ok {
-				if len(raw) == 0 || string(raw) == "null" {
-					raw = json.RawMessage("{}")
-				}
-				c, err := p.ParseConfig(raw)
-				if err != nil {
-					return nil, fmt.Errorf("policy %q: %v", name, err)
-				}
-				t.config = c
-			}
-		}
+	policy, config, err := childconfig.Parse("child_policy", list)
+	if err != nil {
+		return nil, err
 	}
-	if t.policy == "" {
-		return nil, fmt.Errorf("no registered policy among %v", names)
-	}
-	return t, nil
+	return &target{policy: policy, config: config}, nil
 }
