@@ -14,6 +14,7 @@ import (
 
 	"github.com/conformlab/conform/reference/pickfirst"
 	"github.com/conformlab/conform/reference/priority"
+	"github.com/conformlab/conform/reference/ringhash"
 	"github.com/conformlab/conform/reference/roundrobin"
 	"github.com/conformlab/conform/reference/weightedtarget"
 )
@@ -28,7 +29,7 @@ var names = map[string]string{
 	"round_robin":                  roundrobin.Name,
 	"priority_experimental":        priority.Name,
 	"weighted_target_experimental": weightedtarget.Name,
-	"ring_hash_experimental":       "conform_ring_hash",
+	"ring_hash_experimental":       ringhash.Name,
 }
 
 // Name returns the reference policy for a standard policy name, and whether
