@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,15 +16,13 @@ import (
 	"strings"
 
 	"golang.org/x/mod/semver"
+
+	"github.com/conformlab/conform/drivers"
 )
 
-//go:generate ./sync-gosrc.sh
-
-// goSource is drivers/go (see sync-gosrc.sh), embedded so that conform
+// goSource is drivers/go, embedded (package drivers) so that conform
 // builds the Go driver from any directory.
-//
-//go:embed all:_gosrc
-var goSource embed.FS
+var goSource = drivers.Go
 
 const (
 	goDriverModule = "github.com/conformlab/conform/drivers/go"
@@ -82,20 +79,34 @@ func installReference(ctx context.Context, impl Impl, env InstallEnv) (Command, 
 	if err != nil {
 		return Command{}, fmt.Errorf("reference: hashing conform's source %s: %w", env.Source, err)
 	}
-	key := fmt.Sprintf("reference-%s-%s", embeddedHash()[:12], srcHash[:12])
+	key := fmt.Sprintf("reference-%s", srcHash[:12])
 	bin := filepath.Join(env.Cache, "drivers", "go", key, "driver")
 	if _, err := os.Stat(bin); err == nil {
 		return Command{Path: bin}, nil
 	}
 	env.Logger.Info("building the reference driver", "source", env.Source, "into", bin)
-	err = buildInto(ctx, env.Cache, bin, func(dir string) (string, []string, error) {
-		refDir := filepath.Join(dir, "reference")
-		return refDir, nil, goCmd(ctx, refDir, "mod", "edit", "-replace", conformModule+"="+env.Source)
-	})
-	if err != nil {
+	if err := buildReference(ctx, env.Source, bin); err != nil {
 		return Command{}, fmt.Errorf("building the reference driver: %w", err)
 	}
 	return Command{Path: bin}, nil
+}
+
+// buildReference builds drivers/go/reference, a package of conform's own
+// module, in conform's source tree (never changing its go.mod), and moves
+// the binary to bin atomically.
+func buildReference(ctx context.Context, source, bin string) error {
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return err
+	}
+	out := bin + ".tmp"
+	defer os.Remove(out)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./drivers/go/reference")
+	cmd.Dir = source
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=-mod=readonly")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./drivers/go/reference: %v\n%s", err, tail(b, 4096))
+	}
+	return os.Rename(out, bin)
 }
 
 func legacyTags(version string) []string {
@@ -195,13 +206,17 @@ func goEnv() []string {
 }
 
 // writeEmbedded writes the embedded driver source under dir, with its
-// go.mod files back under their name.
+// go.mod back under its name. The reference variant is left out: it is a
+// package of conform's own module (see buildReference).
 func writeEmbedded(dir string) error {
-	return fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(goSource, "go", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, "_gosrc"), "/")
+		if d.IsDir() && p == "go/reference" {
+			return fs.SkipDir
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p, "go"), "/")
 		if path.Base(rel) == "go.mod.txt" {
 			rel = strings.TrimSuffix(rel, ".txt")
 		}
@@ -220,7 +235,7 @@ func writeEmbedded(dir string) error {
 // embeddedHash identifies the embedded driver source.
 func embeddedHash() string {
 	h := sha256.New()
-	_ = fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
+	_ = fs.WalkDir(goSource, "go", func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			b, _ := goSource.ReadFile(p)
 			fmt.Fprintf(h, "%s %d\n", p, len(b))

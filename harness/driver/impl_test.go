@@ -1,10 +1,6 @@
 package driver
 
 import (
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,41 +26,6 @@ func TestParseImpl_SpecsAndErrors(t *testing.T) {
 		if _, err := ParseImpl(spec); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("ParseImpl(%q) error = %v, want %q", spec, err, reason)
 		}
-	}
-}
-
-// TestEmbeddedGoSource_MatchesDriversGo verifies the embedded copy of the Go
-// driver is drivers/go as it is on disk (run ./sync-gosrc.sh when not).
-func TestEmbeddedGoSource_MatchesDriversGo(t *testing.T) {
-	const disk = "../../drivers/go"
-	embedded := map[string]string{}
-	fs.WalkDir(goSource, "_gosrc", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b, _ := goSource.ReadFile(p)
-			rel := strings.TrimPrefix(p, "_gosrc/")
-			if path.Base(rel) == "go.mod.txt" {
-				rel = strings.TrimSuffix(rel, ".txt")
-			}
-			embedded[rel] = string(b)
-		}
-		return nil
-	})
-	n := 0
-	filepath.WalkDir(disk, func(p string, d fs.DirEntry, err error) error {
-		name := filepath.Base(p)
-		if err != nil || d.IsDir() || !(strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum") {
-			return nil
-		}
-		n++
-		rel, _ := filepath.Rel(disk, p)
-		b, _ := os.ReadFile(p)
-		if got, ok := embedded[filepath.ToSlash(rel)]; !ok || got != string(b) {
-			t.Errorf("%s: the embedded copy is missing or stale; run harness/driver/sync-gosrc.sh", rel)
-		}
-		return nil
-	})
-	if n != len(embedded) {
-		t.Errorf("drivers/go has %d source files, the embedded copy %d; run harness/driver/sync-gosrc.sh", n, len(embedded))
 	}
 }
 
