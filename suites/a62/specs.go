@@ -1,12 +1,149 @@
-// Package a62 is the suite for gRFC A62 (pick_first: sticky TRANSIENT_FAILURE and address order randomization), as specs the Ginkgo suite
-// and `conform run` both execute.
+// Package a62 is the suite for gRFC A62 (pick_first: sticky
+// TRANSIENT_FAILURE and address order randomization): its non-xDS parts, as
+// specs the Ginkgo suite and `conform run` both execute.
+//
+// Files by section: background.go (a lost connection goes IDLE),
+// sticky.go (Sticky Transient Failure; Use sticky-TF by default),
+// shuffle.go (Enable random shuffling of address list).
 package a62
 
 import (
+	"slices"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
+)
+
+// The document's section headings, as the catalogue spells them.
+const (
+	sectionBackground = "Background"
+	sectionStickyTF   = "Sticky Transient Failure"
+	sectionStickyDflt = "Use sticky-TF by default"
+	sectionShuffle    = "Enable random shuffling of address list"
+)
+
+// labSlack is how far a lab timing may stray from the simulated one: wall
+// time, a real kernel and a real channel.
+const labSlack = 50 * time.Millisecond
+
+// The connectivity states, as traces spell them.
+const (
+	idle       = "IDLE"
+	connecting = "CONNECTING"
+	ready      = "READY"
+	tf         = "TRANSIENT_FAILURE"
 )
 
 // Specs are the A62 specs, in document order.
 func Specs() []spec.Spec {
-	return nil
+	return []spec.Spec{
+		connectionLostIdle(),
+		connectionLostBackendStopped(),
+		tfPicksFailFast(),
+		stickyTFPriority(),
+		stickyTFUntilReady(),
+		stickyTFReresolveEveryRound(),
+		stickyTFNewList(),
+		shuffleAbsentKeepsOrder(),
+		shuffleFalseKeepsOrder(),
+		shuffleRandomizesEndpoints(),
+		shuffleOnUpdateOnly(),
+	}
+}
+
+// agreement compares what both modes see at the balancer API and on the
+// wire: subchannel and balancer states and the SYNs, lane by lane, before
+// cut (the part of the run both modes must share; zero: all of it).
+func agreement(tolerance, cut time.Duration) *compare.Options {
+	sel := []trace.Pred{trace.OfKind(trace.KindSubchannelState, trace.KindBalancerState, trace.KindSYN)}
+	if cut > 0 {
+		sel = append(sel, func(e trace.Event) bool { return e.T < cut })
+	}
+	return &compare.Options{
+		Select:    sel,
+		Ignore:    []string{"peer", "backend"}, // only the lab knows who sent it and to whom
+		Tolerance: tolerance,
+	}
+}
+
+// channel is the trace without the channel's final SHUTDOWN (the lab
+// records the channel being closed at the end of the run): the states the
+// policy drove the channel through.
+func channel(tr *trace.Trace) []trace.Event {
+	return slices.DeleteFunc(slices.Clone(tr.Events), func(e trace.Event) bool {
+		return e.Kind == trace.KindChannelState && e.State == "SHUTDOWN"
+	})
+}
+
+// states are the root policy's reported states, in order (both modes
+// record them; the lab's channel-state follows them).
+func states(tr *trace.Trace) []trace.Event {
+	return trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindBalancerState && e.Policy == "" })
+}
+
+// first returns the first event of tr at or after from that satisfies
+// every pred; ok is false when there is none.
+func first(tr *trace.Trace, from time.Duration, preds ...trace.Pred) (trace.Event, bool) {
+	for _, e := range tr.Events {
+		if e.T >= from && all(e, preds) {
+			return e, true
+		}
+	}
+	return trace.Event{}, false
+}
+
+func all(e trace.Event, preds []trace.Pred) bool {
+	for _, p := range preds {
+		if !p(e) {
+			return false
+		}
+	}
+	return true
+}
+
+// mustFirst is first for events the check cannot do without.
+func mustFirst(g gomega.Gomega, tr *trace.Trace, from time.Duration, what string, preds ...trace.Pred) trace.Event {
+	e, ok := first(tr, from, preds...)
+	g.Expect(ok).To(gomega.BeTrue(), "no %s at or after %s", what, trace.FormatT(from))
+	return e
+}
+
+// isState selects the root policy's balancer-state events in state st.
+func isState(st string) trace.Pred {
+	return func(e trace.Event) bool { return e.Kind == trace.KindBalancerState && e.Policy == "" && e.State == st }
+}
+
+// attempts are the fresh SYNs (retransmissions left out) of evs.
+func attempts(evs []trace.Event) []trace.Event {
+	return trace.Select(evs, func(e trace.Event) bool { return e.Kind == trace.KindSYN && !e.Retransmit })
+}
+
+// attemptsTo are the fresh SYNs of evs to addr.
+func attemptsTo(evs []trace.Event, addr string) []trace.Event {
+	return trace.Select(attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
+}
+
+// attemptAddrs are the addresses of the fresh SYNs of evs, in order.
+func attemptAddrs(evs []trace.Event) []string {
+	var out []string
+	for _, e := range attempts(evs) {
+		out = append(out, e.Addr)
+	}
+	return out
+}
+
+// result is the rpc-result of RPC id.
+func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
+	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
+	g.Expect(res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
+	return res[0]
+}
+
+// started is the rpc-start of RPC id.
+func started(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
+	return mustFirst(g, tr, 0, "rpc-start of "+id, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
 }

@@ -1,0 +1,279 @@
+package a62
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/match"
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// Backoff figures of spec/related/connection-backoff.md that the checks lean
+// on: the first backoff is 1 s ± 20 %.
+const (
+	minFirstBackoff = 800 * time.Millisecond
+	maxFirstBackoff = 1200 * time.Millisecond
+)
+
+// backoffAgreement is the tolerance between the simulator and the lab for
+// times that follow a subchannel's backoff: the simulator draws its ±20 %
+// jitter from the run's seed, grpc-go's subchannels in the lab from their
+// own source, so one reconnection may come up to 400 ms earlier or later
+// (1 s ± 200 ms on each side).
+const backoffAgreement = 400*time.Millisecond + labSlack
+
+// tfPicksFailFast: b1 refuses; once pick_first is in TRANSIENT_FAILURE an
+// RPC without wait_for_ready fails at once, one with it waits; a second
+// plain RPC after a failed reconnection fails too; the refusal ends at
+// 1.5 s and the waiting RPC succeeds at the next reconnection.
+func tfPicksFailFast() spec.Spec {
+	onTF := scenario.On("balancer-state").WithState(tf)
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyTF,
+		Scenario: scenario.New("tf-picks-fail-fast").
+			Describe("b1 refuses until 1.5 s; in TRANSIENT_FAILURE: r1 plain, r2 wait_for_ready, r3 plain at 1.4 s").
+			Backend("b1", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+			After(onTF, scenario.RPC("r1")).
+			After(onTF, scenario.RPC("r2", scenario.WaitForReady())).
+			At(1400*time.Millisecond, scenario.RPC("r3")).
+			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
+			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			End(6 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				for _, id := range []string{"r1", "r3"} {
+					start, r := started(g, tr, id), result(g, tr, id)
+					g.Expect(r.Code).To(gomega.Equal("UNAVAILABLE"), "%s, sent in TRANSIENT_FAILURE without wait_for_ready, should fail", id)
+					g.Expect(r.Err).NotTo(gomega.BeEmpty(), "%s should fail with the connection error", id)
+					g.Expect(r.T-start.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
+						"%s should fail at once, not wait for a connection", id)
+				}
+			}},
+			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				r := result(g, tr, "r2")
+				g.Expect(r.Code).To(gomega.Equal("OK"), "r2 (wait_for_ready) should wait out TRANSIENT_FAILURE: %s", r.Err)
+				g.Expect(r.Backend).To(gomega.Equal("b1"))
+				g.Expect(r.T).To(gomega.BeNumerically(">=", rdy.T), "r2 should be answered only once READY")
+				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
+			}},
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+			}},
+		},
+		// Up to the refusal's end the run is one failed pass and one failed
+		// reconnection per mode; after it, READY waits for the second
+		// backoff, whose jitter the two modes draw differently.
+		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
+	}
+}
+
+// stickyTFPriority: priority's p0 is a pick_first whose only address
+// refuses, p1 a pick_first on a healthy b2. p0 stays in TRANSIENT_FAILURE
+// while it reconnects, so an RPC at 1.4 s goes to b2; once b1 is back, p0
+// becomes READY and takes the picks again.
+func stickyTFPriority() spec.Spec {
+	const p0 = "p0"
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyTF,
+		Scenario: scenario.New("sticky-tf-priority").
+			Describe("priority [p0: pick_first on b1, p1: pick_first on b2]; b1 refuses until 1.5 s; RPCs at 1.4 s and after p0 is READY").
+			Backend("b1", scenario.V4Only).
+			Backend("b2", scenario.V4Only).
+			LB("priority_experimental", `{"children":{`+
+				`"p0":{"config":[{"pick_first":{}}]},`+
+				`"p1":{"config":[{"pick_first":{}}]}},`+
+				`"priorities":["p0","p1"]}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(
+				scenario.EP("b1/ipv4").With("path", p0),
+				scenario.EP("b2/ipv4").With("path", "p1"))).
+			At(1400*time.Millisecond, scenario.RPC("r1")).
+			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
+			AfterDelay(scenario.On("syn-ack").WithAddr("b1/ipv4"), 100*time.Millisecond, scenario.RPC("r2")).
+			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			End(6 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// The children's own states are not in the trace (it records
+				// the root); what the channel sees is that p0's reconnections
+				// never take the picks back from p1: a pick_first that went
+				// IDLE or CONNECTING after its backoff would be chosen again
+				// by priority, and the channel would leave READY.
+				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, ready),
+					"p0 reconnecting in TRANSIENT_FAILURE should not disturb the READY channel")
+			}},
+			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				b1 := spec.Addr(tr, "b1/ipv4")
+				r1 := started(g, tr, "r1")
+				g.Expect(len(attemptsTo(trace.Window(tr.Events, 0, r1.T), b1))).To(gomega.BeNumerically(">=", 2),
+					"p0 should have reconnected to b1 (and failed) before r1")
+				r := result(g, tr, "r1")
+				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
+				g.Expect(r.Backend).To(gomega.Equal("b2"), "with p0 in TRANSIENT_FAILURE, r1 should go to p1")
+			}},
+			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				r := result(g, tr, "r2")
+				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
+				g.Expect(r.Backend).To(gomega.Equal("b1"), "once p0 is READY, r2 should go to p0")
+			}},
+		},
+		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
+	}
+}
+
+// stickyTFUntilReady: b1 and b2 refuse; pick_first reports TRANSIENT_FAILURE
+// and keeps reconnecting both, with backoff and no RPC; b2 stops refusing
+// at 1.5 s and the next reconnection to it ends the TRANSIENT_FAILURE.
+func stickyTFUntilReady() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyDflt,
+		Scenario: scenario.New("sticky-tf-until-ready").
+			Describe("b1 and b2 refuse; b2 recovers at 1.5 s; no RPCs").
+			Backend("b1", scenario.V4Only).
+			Backend("b2", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			At(1500*time.Millisecond, scenario.Clear("b2/ipv4")).
+			After(scenario.On("balancer-state").WithState(ready), scenario.Finish()).
+			End(6 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+			}},
+			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(trace.Select(tr.Events, trace.OfKind(trace.KindRPCStart))).To(gomega.BeEmpty())
+				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE balancer-state", isState(tf))
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
+					syns := attemptsTo(tr.Events, spec.Addr(tr, a))
+					g.Expect(len(attemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
+						To(gomega.BeNumerically(">=", 1), "%s should be reconnected in TRANSIENT_FAILURE, without RPCs", a)
+					for i := 1; i < len(syns); i++ {
+						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.Within(tr, labSlack)),
+							"reconnections to %s should wait out the backoff", a)
+					}
+				}
+			}},
+			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
+				b2 := spec.Addr(tr, "b2/ipv4")
+				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
+					"the first reconnection to b2 after it recovered should end TRANSIENT_FAILURE")
+			}},
+		},
+		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
+	}
+}
+
+// stickyTFReresolveEveryRound: b1 and b2 refuse for the whole run; each
+// time both have failed once more, pick_first asks for re-resolution and
+// reports TRANSIENT_FAILURE again: after every round, not only the first.
+//
+// Re-resolution per round is A61's rule (Happy Eyeballs in the pick_first
+// LB Policy); here it is how A62's reconnecting in sticky
+// TRANSIENT_FAILURE goes on, round after round.
+func stickyTFReresolveEveryRound() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyDflt,
+		Scenario: scenario.New("sticky-tf-reresolve-every-round").
+			Describe("b1 and b2 refuse for 3.6 s: three rounds of failures").
+			Backend("b1", scenario.V4Only).
+			Backend("b2", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			End(3600 * time.Millisecond).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// Walk the trace: count subchannel failures; every second
+				// one completes a round and must be followed by
+				// re-resolution before the next failure.
+				failures, rounds, asked := 0, 0, 0
+				for _, e := range tr.Events {
+					switch {
+					case e.Kind == trace.KindSubchannelState && e.State == tf:
+						g.Expect(asked).To(gomega.Equal(rounds),
+							"at %s: round %d of failures ended without re-resolution", trace.FormatT(e.T), rounds)
+						failures++
+						if failures%2 == 0 {
+							rounds++
+						}
+					case e.Kind == trace.KindResolveNow:
+						asked++
+						g.Expect(asked).To(gomega.BeNumerically("<=", rounds),
+							"at %s: re-resolution before a round of failures ended", trace.FormatT(e.T))
+					}
+				}
+				g.Expect(asked).To(gomega.Equal(rounds), "every round of failures should end with re-resolution")
+				g.Expect(rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
+			}},
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf))
+			}},
+		},
+		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
+	}
+}
+
+// stickyTFNewList: b1 and b2 refuse; in TRANSIENT_FAILURE, with both in
+// backoff, the list becomes [b2, b3]. The new pass skips b2 (in backoff),
+// connects to b3 at once and reports READY without going through
+// CONNECTING.
+func stickyTFNewList() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyDflt,
+		Scenario: scenario.New("sticky-tf-new-list").
+			Describe("b1 and b2 refuse; at 300 ms, in TRANSIENT_FAILURE with both in backoff, the list becomes [b2, b3]").
+			Backend("b1", scenario.V4Only).
+			Backend("b2", scenario.V4Only).
+			Backend("b3", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			At(300*time.Millisecond, scenario.Resolve(scenario.EP("b2/ipv4"), scenario.EP("b3/ipv4"))).
+			After(scenario.On("balancer-state").WithState(ready), scenario.Finish()).
+			End(2 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+			}},
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
+				g.Expect(updates).NotTo(gomega.BeEmpty())
+				update := updates[len(updates)-1]
+				rdy := mustFirst(g, tr, update.T, "READY balancer-state", isState(ready))
+				pass := trace.Window(tr.Events, update.T, rdy.T+1)
+				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
+					"the new pass should skip b2, in backoff, and connect to b3 alone")
+				syn := attempts(pass)[0]
+				g.Expect(syn.T-update.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
+					"b3 should be tried at once, not after b2's backoff")
+				g.Expect(update.T).To(gomega.BeNumerically("<", minFirstBackoff), "b2 should still be in backoff at the update")
+			}},
+		},
+		Agreement: agreement(labSlack, 0),
+	}
+}
