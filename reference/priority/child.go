@@ -1,11 +1,11 @@
 package priority
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/reference/internal/childconn"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
@@ -22,7 +22,7 @@ const (
 )
 
 // child is one child policy of the priority policy. Apart from reports (see
-// mu), its fields belong to the priority policy's serializer.
+// reports), its fields belong to the priority policy's serializer.
 type child struct {
 	b    *priorityBalancer
 	name string
@@ -41,11 +41,9 @@ type child struct {
 	failover           clock.Timer // pending failover timer, or nil
 	deactivation       clock.Timer // pending deactivation timer, or nil (active)
 
-	// mu guards reports and closed: the child may report from any goroutine
-	// (its own timers run on wall time in a real channel). mu is a leaf lock.
-	mu      sync.Mutex
-	reports []balancer.State
-	closed  bool
+	// reports are the child's reports not yet taken in; the child may
+	// report from any goroutine.
+	reports childconn.Reports
 }
 
 // newChild builds a child from the grpc-go registry behind its own
@@ -58,7 +56,7 @@ func (b *priorityBalancer) newChild(name string, cfg *childConfig) *child {
 		cfg:   cfg,
 		state: balancer.State{ConnectivityState: connectivity.Connecting, Picker: queuePicker{}},
 	}
-	c.ccw = &childCC{ClientConn: b.cc, c: c}
+	c.ccw = &childCC{ClientConn: childconn.ClientConn{ClientConn: b.cc, OnState: c.report}, c: c}
 	c.ccw.ignore.Store(cfg.ignoreReresolution)
 	c.startFailoverTimer()
 	c.bal = balancer.Get(cfg.policy).Build(c.ccw, b.opts)
@@ -78,24 +76,16 @@ func (c *child) update(cfg *childConfig) {
 
 // report queues a state reported by the child; the serializer takes it in.
 func (c *child) report(s balancer.State) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
+	if c.reports.Add(s) {
+		c.b.queueReaction()
 	}
-	c.reports = append(c.reports, s)
-	c.mu.Unlock()
-	c.b.queueReaction()
 }
 
 // absorb applies, in order, the states the child reported since the last
 // call, and reports whether there were any. When it returns, c.state is the
 // child's latest report and its failover timer agrees with every report.
 func (c *child) absorb() bool {
-	c.mu.Lock()
-	rs := c.reports
-	c.reports = nil
-	c.mu.Unlock()
+	rs := c.reports.Take()
 	for _, s := range rs {
 		c.apply(s)
 	}
@@ -226,35 +216,25 @@ func (c *child) maybeReactivate() {
 // close stops the child's timers and closes its policy. Reports arriving
 // afterwards are dropped.
 func (c *child) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.reports = nil
-	c.mu.Unlock()
+	c.reports.Close()
 	c.stopFailoverTimer()
 	c.maybeReactivate()
 	c.bal.Close()
 }
 
-func (c *child) isClosed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
+func (c *child) isClosed() bool { return c.reports.Closed() }
 
 // childCC is the ClientConn a child policy sees: the channel's, with its
-// state reports routed to the priority policy, re-resolution requests
-// dropped when the config says ignore_reresolution_requests (A56, LB Policy
-// Configuration; A37), and the clock forwarded so that the whole tree shares
-// one clock.
+// state reports routed to the priority policy and the clock forwarded
+// (childconn.ClientConn), and re-resolution requests dropped when the config
+// says ignore_reresolution_requests (A56, LB Policy Configuration; A37).
 type childCC struct {
-	balancer.ClientConn
+	childconn.ClientConn
 	c      *child
 	ignore atomic.Bool
 }
 
 var _ clock.Provider = (*childCC)(nil)
-
-func (w *childCC) UpdateState(s balancer.State) { w.c.report(s) }
 
 func (w *childCC) ResolveNow(o resolver.ResolveNowOptions) {
 	if w.ignore.Load() || w.c.isClosed() {
@@ -262,6 +242,3 @@ func (w *childCC) ResolveNow(o resolver.ResolveNowOptions) {
 	}
 	w.ClientConn.ResolveNow(o)
 }
-
-// Clock forwards the channel's clock (clock.Provider).
-func (w *childCC) Clock() clock.Clock { return clock.From(w.ClientConn) }

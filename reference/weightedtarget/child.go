@@ -1,10 +1,10 @@
 package weightedtarget
 
 import (
-	"sync"
 	"time"
 
 	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/reference/internal/childconn"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 )
@@ -16,7 +16,7 @@ const (
 	purposeCache = "removed child cache"
 )
 
-// child is one target's policy. Apart from reports (see mu), its fields
+// child is one target's policy. Apart from reports (see reports), its fields
 // belong to the weighted_target policy's serializer.
 type child struct {
 	b     *wtBalancer
@@ -26,37 +26,27 @@ type child struct {
 	state balancer.State // last reported; CONNECTING with a queueing picker at first
 	cache clock.Timer    // pending while the child is removed but cached
 
-	// mu guards reports and closed; it is a leaf lock.
-	mu      sync.Mutex
-	reports []balancer.State
-	closed  bool
+	reports childconn.Reports // not yet taken in; added from any goroutine
 }
 
 func (b *wtBalancer) newChild(name string, t *target) *child {
 	c := &child{b: b, name: name, tgt: t,
 		state: balancer.State{ConnectivityState: connectivity.Connecting, Picker: queuePicker{}}}
-	c.bal = balancer.Get(t.policy).Build(&childCC{ClientConn: b.cc, c: c}, b.opts)
+	c.bal = balancer.Get(t.policy).Build(&childconn.ClientConn{ClientConn: b.cc, OnState: c.report}, b.opts)
 	return c
 }
 
+// report records a state reported by the child; the serializer takes it in.
 func (c *child) report(s balancer.State) {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return
+	if c.reports.Add(s) {
+		c.b.queueReaction()
 	}
-	c.reports = append(c.reports, s)
-	c.mu.Unlock()
-	c.b.queueReaction()
 }
 
 // absorb takes in the child's pending reports; it reports whether there
 // were any. Only the latest matters to the aggregate.
 func (c *child) absorb() bool {
-	c.mu.Lock()
-	rs := c.reports
-	c.reports = nil
-	c.mu.Unlock()
+	rs := c.reports.Take()
 	if len(rs) == 0 {
 		return false
 	}
@@ -92,25 +82,7 @@ func (c *child) stopCache() {
 }
 
 func (c *child) close() {
-	c.mu.Lock()
-	c.closed = true
-	c.reports = nil
-	c.mu.Unlock()
+	c.reports.Close()
 	c.stopCache()
 	c.bal.Close()
 }
-
-// childCC is the ClientConn a target's policy sees: the channel's, with its
-// state reports routed to the weighted_target policy and the clock forwarded
-// so that the whole tree shares one clock.
-type childCC struct {
-	balancer.ClientConn
-	c *child
-}
-
-var _ clock.Provider = (*childCC)(nil)
-
-func (w *childCC) UpdateState(s balancer.State) { w.c.report(s) }
-
-// Clock forwards the channel's clock (clock.Provider).
-func (w *childCC) Clock() clock.Clock { return clock.From(w.ClientConn) }
