@@ -15,3 +15,8 @@ import "embed"
 //
 //go:embed all:go
 var Go embed.FS
+
+// Node is drivers/node: the grpc-js driver and its install script.
+//
+//go:embed node/driver.js node/install.sh node/package.json
+var Node embed.FS

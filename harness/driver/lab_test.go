@@ -287,3 +287,30 @@ func startFake(lab *netlab.Lab, c Command, pid *int) (*Process, error) {
 	}
 	return p, nil
 }
+
+// TestRunLab_GRPCJS_HappyEyeballs runs he-dropped-ipv6 through the grpc-js
+// driver (installed from npm into the cache): the RPC is answered by b1 over
+// IPv4, and the IPv4 SYN follows the dropped IPv6 SYN (A61's delay, if
+// grpc-js does Happy Eyeballs; the gap is logged, not asserted: that is the
+// suites' job).
+func TestRunLab_GRPCJS_HappyEyeballs(t *testing.T) {
+	requireLab(t)
+	impl := Impl{GRPCJS, DefaultGRPCJS}
+	tr, err := RunLab(context.Background(), heDroppedIPv6(), impl, Options{Seed: 1, Cache: testCache})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr))
+	}
+	if tr.Header.Impl != GRPCJS || tr.Header.ImplVersion != DefaultGRPCJS {
+		t.Errorf("header says %s %s, want %s %s", tr.Header.Impl, tr.Header.ImplVersion, GRPCJS, DefaultGRPCJS)
+	}
+	v6, v4 := runner.AddrOf("b1", 0, scenario.IPv6), runner.AddrOf("b1", 0, scenario.IPv4)
+	syn6, ok6 := first(tr.Events, trace.KindSYN, v6)
+	syn4, ok4 := first(tr.Events, trace.KindSYN, v4)
+	if !ok6 || !ok4 {
+		t.Fatalf("missing SYNs (v6 %v, v4 %v):\n%s", ok6, ok4, dump(tr))
+	}
+	t.Logf("grpc-js %s: IPv4 SYN %v after the IPv6 SYN", DefaultGRPCJS, syn4.T-syn6.T)
+	if res, ok := first(tr.Events, trace.KindRPCResult, ""); !ok || res.Code != "OK" || res.Backend != "b1" {
+		t.Errorf("rpc-result %+v, want OK from b1\n%s", res, dump(tr))
+	}
+}
