@@ -3,6 +3,7 @@ package priority
 import (
 	"testing"
 
+	"github.com/conformlab/conform/reference/internal/lbtest"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 )
@@ -14,11 +15,11 @@ var revisions = []string{"seed", "latest"}
 // needs them, and a new child starts its 10 s failover timer.
 func TestPriority_LazyCreation_OnlyFirstChildAndItsFailoverTimer(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, config("seed", names("p0", "p1", "p2")...), "p0", "p1", "p2")
-	eq(t, "builds", builds, map[string]int{"p0": 1})
-	eq(t, "p0 addresses", kids["p0"].addrs, []string{"198.18.0.1:443"})
-	eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s"})
-	eq(t, "state", w.State(), connectivity.Connecting)
+	lbtest.Push(t, w, config("seed", names("p0", "p1", "p2")...), "p0", "p1", "p2")
+	lbtest.Eq(t, "builds", lbtest.Builds, map[string]int{"p0": 1})
+	lbtest.Eq(t, "p0 addresses", lbtest.Kids["p0"].Addrs, []string{"198.18.0.1:443"})
+	lbtest.Eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s"})
+	lbtest.Eq(t, "state", w.State(), connectivity.Connecting)
 }
 
 // TestPriority_FailoverTimer_NextPriorityAfter10s verifies A56, Child
@@ -28,17 +29,17 @@ func TestPriority_FailoverTimer_NextPriorityAfter10s(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			w := newWorld(t)
-			push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
-			report(t, w, "p0", connectivity.Connecting)
+			lbtest.Push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
+			lbtest.Report(t, w, "p0", connectivity.Connecting)
 			w.Advance(10*sec - 1)
-			eq(t, "builds before 10s", builds, map[string]int{"p0": 1})
-			eq(t, "in use before 10s", inUse(t, w), "p0")
+			lbtest.Eq(t, "builds before 10s", lbtest.Builds, map[string]int{"p0": 1})
+			lbtest.Eq(t, "in use before 10s", lbtest.InUse(t, w), "p0")
 			w.Advance(1)
-			eq(t, "builds at 10s", builds, map[string]int{"p0": 1, "p1": 1})
-			eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "fire @10s", "start 10s @10s"})
-			eq(t, "in use at 10s (p1 has not reported)", inUse(t, w), "queued")
-			report(t, w, "p1", connectivity.Connecting)
-			eq(t, "in use at 10s", inUse(t, w), "p1")
+			lbtest.Eq(t, "builds at 10s", lbtest.Builds, map[string]int{"p0": 1, "p1": 1})
+			lbtest.Eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "fire @10s", "start 10s @10s"})
+			lbtest.Eq(t, "in use at 10s (p1 has not reported)", lbtest.InUse(t, w), "queued")
+			lbtest.Report(t, w, "p1", connectivity.Connecting)
+			lbtest.Eq(t, "in use at 10s", lbtest.InUse(t, w), "p1")
 		})
 	}
 }
@@ -49,14 +50,14 @@ func TestPriority_FailoverTimer_NextPriorityAfter10s(t *testing.T) {
 // priority is used at once.
 func TestPriority_TransientFailure_FailsOverAtOnce(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
+	lbtest.Push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
 	w.Advance(3 * sec)
-	report(t, w, "p0", connectivity.TransientFailure)
-	eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "stop @3s", "start 10s @3s"})
-	eq(t, "builds", builds, map[string]int{"p0": 1, "p1": 1})
-	report(t, w, "p1", connectivity.Ready)
-	eq(t, "state", w.State(), connectivity.Ready)
-	eq(t, "in use", inUse(t, w), "p1")
+	lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+	lbtest.Eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "stop @3s", "start 10s @3s"})
+	lbtest.Eq(t, "builds", lbtest.Builds, map[string]int{"p0": 1, "p1": 1})
+	lbtest.Report(t, w, "p1", connectivity.Ready)
+	lbtest.Eq(t, "state", w.State(), connectivity.Ready)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p1")
 }
 
 // TestPriority_HigherPriorityReady_ReturnsAndDeactivatesLower verifies A56,
@@ -65,22 +66,22 @@ func TestPriority_TransientFailure_FailsOverAtOnce(t *testing.T) {
 // destroyed when it fires.
 func TestPriority_HigherPriorityReady_ReturnsAndDeactivatesLower(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
-	report(t, w, "p0", connectivity.TransientFailure)
-	report(t, w, "p1", connectivity.Ready)
+	lbtest.Push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
+	lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+	lbtest.Report(t, w, "p1", connectivity.Ready)
 	w.Advance(sec)
-	report(t, w, "p0", connectivity.Ready)
-	eq(t, "in use", inUse(t, w), "p0")
-	eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s"})
+	lbtest.Report(t, w, "p0", connectivity.Ready)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p0")
+	lbtest.Eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s"})
 	w.Advance(15*minute - 1)
-	if kids["p1"].closed {
+	if lbtest.Kids["p1"].Closed {
 		t.Fatal("p1 destroyed before its deactivation timer fired")
 	}
 	w.Advance(1)
-	if !kids["p1"].closed {
+	if !lbtest.Kids["p1"].Closed {
 		t.Fatal("p1 not destroyed when its deactivation timer fired")
 	}
-	eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s", "fire @15m1s"})
+	lbtest.Eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s", "fire @15m1s"})
 }
 
 // TestPriority_Reactivation_CancelsDeactivation verifies A56, Child Lifetime
@@ -89,19 +90,19 @@ func TestPriority_HigherPriorityReady_ReturnsAndDeactivatesLower(t *testing.T) {
 // the same child, not a new one.
 func TestPriority_Reactivation_CancelsDeactivation(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
-	report(t, w, "p0", connectivity.TransientFailure)
-	report(t, w, "p1", connectivity.Ready)
-	report(t, w, "p0", connectivity.Ready)
+	lbtest.Push(t, w, config("seed", names("p0", "p1")...), "p0", "p1")
+	lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+	lbtest.Report(t, w, "p1", connectivity.Ready)
+	lbtest.Report(t, w, "p0", connectivity.Ready)
 	w.Advance(5 * minute)
-	report(t, w, "p0", connectivity.TransientFailure)
-	eq(t, "in use", inUse(t, w), "p1")
-	eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @0s", "stop @5m0s"})
+	lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p1")
+	lbtest.Eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @0s", "stop @5m0s"})
 	w.Advance(time30m)
-	if kids["p1"].closed {
+	if lbtest.Kids["p1"].Closed {
 		t.Fatal("reactivated child destroyed")
 	}
-	eq(t, "builds", builds, map[string]int{"p0": 1, "p1": 1})
+	lbtest.Eq(t, "builds", lbtest.Builds, map[string]int{"p0": 1, "p1": 1})
 }
 
 const time30m = 30 * minute
@@ -119,15 +120,15 @@ func TestPriority_RepeatedConnecting_SeedRestartsLatestIgnores(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			w := newWorld(t)
-			push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
+			lbtest.Push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
 			w.Advance(sec)
-			report(t, w, "p0", connectivity.Ready)
+			lbtest.Report(t, w, "p0", connectivity.Ready)
 			w.Advance(sec)
-			report(t, w, "p0", connectivity.Connecting)
+			lbtest.Report(t, w, "p0", connectivity.Connecting)
 			w.Advance(5 * sec)
-			report(t, w, "p0", connectivity.Connecting)
+			lbtest.Report(t, w, "p0", connectivity.Connecting)
 			w.Advance(time30m)
-			eq(t, "p0 failover timers", timers(w, "failover")[:len(want[rev])], want[rev])
+			lbtest.Eq(t, "p0 failover timers", timers(w, "failover")[:len(want[rev])], want[rev])
 		})
 	}
 }
@@ -148,14 +149,14 @@ func TestPriority_FailoverTimerFired_SeedTreatsAsTFLatestRechooses(t *testing.T)
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			w := newWorld(t)
-			push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
-			report(t, w, "p0", connectivity.Connecting)
+			lbtest.Push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
+			lbtest.Report(t, w, "p0", connectivity.Connecting)
 			w.Advance(10 * sec)
-			report(t, w, "p1", connectivity.Connecting)
+			lbtest.Report(t, w, "p1", connectivity.Connecting)
 			w.Advance(10 * sec)
-			eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "fire @10s", "start 10s @10s", "fire @20s"})
-			eq(t, "state", w.State(), want[rev].state)
-			eq(t, "in use", inUse(t, w), want[rev].inUse)
+			lbtest.Eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "fire @10s", "start 10s @10s", "fire @20s"})
+			lbtest.Eq(t, "state", w.State(), want[rev].state)
+			lbtest.Eq(t, "in use", lbtest.InUse(t, w), want[rev].inUse)
 		})
 	}
 }
@@ -167,15 +168,15 @@ func TestPriority_FailoverTimerFired_SeedTreatsAsTFLatestRechooses(t *testing.T)
 // READY: a choice between the two would report TRANSIENT_FAILURE first.
 func TestPriority_ConfigUpdate_ChoosesOnceAfterAllChildren(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, config("seed", names("z", "a")...), "z", "a")
-	report(t, w, "z", connectivity.TransientFailure)
-	report(t, w, "a", connectivity.Ready)
-	eq(t, "in use", inUse(t, w), "a")
+	lbtest.Push(t, w, config("seed", names("z", "a")...), "z", "a")
+	lbtest.Report(t, w, "z", connectivity.TransientFailure)
+	lbtest.Report(t, w, "a", connectivity.Ready)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "a")
 	from := len(w.Events())
-	push(t, w, config("seed", kid{"z", "READY"}, kid{"a", "TRANSIENT_FAILURE"}), "z", "a")
-	eq(t, "states reported for the update", states(w, from), []string{"READY"})
-	eq(t, "in use", inUse(t, w), "z")
-	eq(t, "updates", []int{kids["z"].updates, kids["a"].updates}, []int{2, 2})
+	lbtest.Push(t, w, config("seed", kid{"z", "READY"}, kid{"a", "TRANSIENT_FAILURE"}), "z", "a")
+	lbtest.Eq(t, "states reported for the update", lbtest.ReportedStates(w, from), []string{"READY"})
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "z")
+	lbtest.Eq(t, "updates", []int{lbtest.Kids["z"].Updates, lbtest.Kids["a"].Updates}, []int{2, 2})
 }
 
 // TestPriority_EmptyPriorities_TransientFailure verifies A56, Algorithm for
@@ -183,9 +184,9 @@ func TestPriority_ConfigUpdate_ChoosesOnceAfterAllChildren(t *testing.T) {
 // and RPCs fail with UNAVAILABLE.
 func TestPriority_EmptyPriorities_TransientFailure(t *testing.T) {
 	w := newWorld(t)
-	push(t, w, `{"children": {}, "priorities": []}`)
-	eq(t, "state", w.State(), connectivity.TransientFailure)
-	eq(t, "rpc", inUse(t, w), "error: UNAVAILABLE: "+errEmptyPriorities.Error())
+	lbtest.Push(t, w, `{"children": {}, "priorities": []}`)
+	lbtest.Eq(t, "state", w.State(), connectivity.TransientFailure)
+	lbtest.Eq(t, "rpc", lbtest.InUse(t, w), "error: UNAVAILABLE: "+errEmptyPriorities.Error())
 }
 
 // TestPriority_RemovedChild_SeedCachesLatestRemoves verifies A56, Child
@@ -196,27 +197,27 @@ func TestPriority_RemovedChild_SeedCachesLatestRemoves(t *testing.T) {
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			w := newWorld(t)
-			push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
-			report(t, w, "p0", connectivity.TransientFailure)
-			report(t, w, "p1", connectivity.Ready)
+			lbtest.Push(t, w, config(rev, names("p0", "p1")...), "p0", "p1")
+			lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+			lbtest.Report(t, w, "p1", connectivity.Ready)
 			w.Advance(sec)
-			push(t, w, config(rev, names("p1")...), "p1")
-			eq(t, "in use", inUse(t, w), "p1")
-			p0 := kids["p0"]
+			lbtest.Push(t, w, config(rev, names("p1")...), "p1")
+			lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p1")
+			p0 := lbtest.Kids["p0"]
 			if rev == "latest" {
-				eq(t, "p0 closed at once", p0.closed, true)
-				eq(t, "deactivation timers", timers(w, "deactivation"), []string(nil))
+				lbtest.Eq(t, "p0 closed at once", p0.Closed, true)
+				lbtest.Eq(t, "deactivation timers", timers(w, "deactivation"), []string(nil))
 				return
 			}
-			eq(t, "p0 closed at once", p0.closed, false)
-			eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s"})
+			lbtest.Eq(t, "p0 closed at once", p0.Closed, false)
+			lbtest.Eq(t, "deactivation timers", timers(w, "deactivation"), []string{"start 15m0s @1s"})
 			w.Advance(minute)
-			push(t, w, config(rev, names("p1", "p0")...), "p1", "p0")
-			eq(t, "p0 updates (re-added: updated)", p0.updates, 2)
-			eq(t, "deactivation timers (not reactivated)", timers(w, "deactivation"), []string{"start 15m0s @1s"})
+			lbtest.Push(t, w, config(rev, names("p1", "p0")...), "p1", "p0")
+			lbtest.Eq(t, "p0 updates (re-added: updated)", p0.Updates, 2)
+			lbtest.Eq(t, "deactivation timers (not reactivated)", timers(w, "deactivation"), []string{"start 15m0s @1s"})
 			w.Advance(14 * minute)
-			eq(t, "p0 closed after 15m", p0.closed, true)
-			eq(t, "builds", builds, map[string]int{"p0": 1, "p1": 1})
+			lbtest.Eq(t, "p0 closed after 15m", p0.Closed, true)
+			lbtest.Eq(t, "builds", lbtest.Builds, map[string]int{"p0": 1, "p1": 1})
 		})
 	}
 }
@@ -227,15 +228,15 @@ func TestPriority_RemovedChild_SeedCachesLatestRemoves(t *testing.T) {
 func TestPriority_IgnoreReresolutionRequests(t *testing.T) {
 	w := newWorld(t)
 	cfg := `{"children": {
-		"p0": {"config": [{"` + scriptedName + `": {"id": "p0"}}], "ignore_reresolution_requests": true},
-		"p1": {"config": [{"` + scriptedName + `": {"id": "p1"}}]}},
+		"p0": {"config": [{"` + lbtest.ScriptedName + `": {"id": "p0"}}], "ignore_reresolution_requests": true},
+		"p1": {"config": [{"` + lbtest.ScriptedName + `": {"id": "p1"}}]}},
 		"priorities": ["p0", "p1"]}`
-	push(t, w, cfg, "p0", "p1")
-	report(t, w, "p0", connectivity.TransientFailure)
-	kids["p0"].cc.ResolveNow(resolverNow)
-	eq(t, "after p0 asked", w.ResolveNowCount(), 0)
-	kids["p1"].cc.ResolveNow(resolverNow)
-	eq(t, "after p1 asked", w.ResolveNowCount(), 1)
+	lbtest.Push(t, w, cfg, "p0", "p1")
+	lbtest.Report(t, w, "p0", connectivity.TransientFailure)
+	lbtest.Kids["p0"].CC.ResolveNow(resolverNow)
+	lbtest.Eq(t, "after p0 asked", w.ResolveNowCount(), 0)
+	lbtest.Kids["p1"].CC.ResolveNow(resolverNow)
+	lbtest.Eq(t, "after p1 asked", w.ResolveNowCount(), 1)
 }
 
 // TestPriority_ParseConfig_Rejects verifies the config checks of A56, LB
@@ -244,8 +245,8 @@ func TestPriority_IgnoreReresolutionRequests(t *testing.T) {
 func TestPriority_ParseConfig_Rejects(t *testing.T) {
 	for _, js := range []string{
 		`{"children": {}, "priorities": ["p0"]}`,
-		`{"children": {"p0": {"config": [{"` + scriptedName + `": {}}]}}, "priorities": []}`,
-		`{"children": {"p0": {"config": [{"` + scriptedName + `": {}}]}}, "priorities": ["p0", "p0"]}`,
+		`{"children": {"p0": {"config": [{"` + lbtest.ScriptedName + `": {}}]}}, "priorities": []}`,
+		`{"children": {"p0": {"config": [{"` + lbtest.ScriptedName + `": {}}]}}, "priorities": ["p0", "p0"]}`,
 		`{"children": {"p0": {"config": [{"no_such_policy": {}}]}}, "priorities": ["p0"]}`,
 		`{"children": {}, "priorities": [], "revision": "2021"}`,
 	} {
@@ -253,13 +254,13 @@ func TestPriority_ParseConfig_Rejects(t *testing.T) {
 			t.Errorf("parseConfig(%s) accepted", js)
 		}
 	}
-	cfg, err := parseConfig([]byte(`{"children": {"p0": {"config": [{"no_such_policy": {}}, {"` + scriptedName + `": {"id": "x"}}], "ignoreReresolutionRequests": true}}, "priorities": ["p0"]}`))
+	cfg, err := parseConfig([]byte(`{"children": {"p0": {"config": [{"no_such_policy": {}}, {"` + lbtest.ScriptedName + `": {"id": "x"}}], "ignoreReresolutionRequests": true}}, "priorities": ["p0"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cfg.children["p0"]
-	eq(t, "child", []any{c.policy, c.config.(*scriptedConfig).ID, c.ignoreReresolution}, []any{scriptedName, "x", true})
-	eq(t, "revision", cfg.revision, revisionSeed)
+	lbtest.Eq(t, "child", []any{c.policy, c.config.(*lbtest.ScriptedConfig).ID, c.ignoreReresolution}, []any{lbtest.ScriptedName, "x", true})
+	lbtest.Eq(t, "revision", cfg.revision, revisionSeed)
 }
 
 var resolverNow = resolver.ResolveNowOptions{}

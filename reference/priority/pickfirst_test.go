@@ -7,6 +7,7 @@ import (
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference/internal/hierarchy"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 	_ "github.com/conformlab/conform/reference/pickfirst" // conform_pick_first, the children
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
@@ -25,18 +26,7 @@ const (
 // b0 and p1 on b1, in the simulator's network.
 func pfWorld(t *testing.T, faultOn0 sim.Fault) *sim.World {
 	t.Helper()
-	w, err := sim.New(Name, pfCfg, sim.Options{Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, e := range w.Events() {
-				t.Logf("%v", e)
-			}
-		}
-		w.Close()
-	})
+	w := lbtest.NewWorld(t, Name, pfCfg, sim.Options{Seed: 7})
 	w.AddBackend("b0", addr0)
 	w.AddBackend("b1", addr1)
 	w.SetFault(addr0, faultOn0)
@@ -76,11 +66,11 @@ func TestPriority_PickFirstChildren_DroppedPrimaryFailsOverAt10s(t *testing.T) {
 			}
 			w.Advance(100 * time.Millisecond)
 			b, at := served(w, "r1")
-			eq(t, "r1 backend", b, "b1")
+			lbtest.Eq(t, "r1 backend", b, "b1")
 			if at < 10*sec {
 				t.Fatalf("r1 served at %v, before 10s", at)
 			}
-			eq(t, "failover timers", timers(w, "failover")[:3], []string{"start 10s @0s", "fire @10s", "start 10s @10s"})
+			lbtest.Eq(t, "failover timers", timers(w, "failover")[:3], []string{"start 10s @0s", "fire @10s", "start 10s @10s"})
 		})
 	}
 }
@@ -95,22 +85,22 @@ func TestPriority_PickFirstChildren_RefusedPrimaryThenBack(t *testing.T) {
 	w.StartRPC("r1", sim.RPCOptions{WaitForReady: true})
 	w.Advance(100 * time.Millisecond)
 	b, at := served(w, "r1")
-	eq(t, "r1 backend", b, "b1")
+	lbtest.Eq(t, "r1 backend", b, "b1")
 	if at >= sec {
 		t.Fatalf("r1 served at %v: failover waited", at)
 	}
-	eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "stop @1ms", "start 10s @1ms", "stop @3ms"})
+	lbtest.Eq(t, "failover timers", timers(w, "failover"), []string{"start 10s @0s", "stop @1ms", "start 10s @1ms", "stop @3ms"})
 	w.SetFault(addr0, sim.FaultNone)
 	if !w.AdvanceUntil(func() bool { return len(timers(w, "deactivation")) > 0 }, 5*sec) {
 		t.Fatal("secondary never deactivated after the primary recovered")
 	}
-	eq(t, "state", w.State(), connectivity.Ready)
+	lbtest.Eq(t, "state", w.State(), connectivity.Ready)
 	w.StartRPC("r2", sim.RPCOptions{WaitForReady: true})
 	w.Advance(100 * time.Millisecond)
 	b, _ = served(w, "r2")
-	eq(t, "r2 backend", b, "b0")
+	lbtest.Eq(t, "r2 backend", b, "b0")
 	w.Advance(15 * minute)
-	eq(t, "deactivation timers", len(timers(w, "deactivation")), 2)
+	lbtest.Eq(t, "deactivation timers", len(timers(w, "deactivation")), 2)
 	if tm := timers(w, "deactivation"); tm[1][:4] != "fire" {
 		t.Fatalf("deactivation timers = %v", tm)
 	}

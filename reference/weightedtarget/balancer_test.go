@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 	"google.golang.org/grpc/connectivity"
 )
 
@@ -47,9 +48,9 @@ func TestWeightedTarget_OnlyReadyChildrenPicked(t *testing.T) {
 	w := newWorld(t, 1)
 	targets := []tgt{{"a", 1, "READY"}, {"b", 100, "TRANSIENT_FAILURE"}, {"c", 100, "CONNECTING"}}
 	push(t, w, config(targets...), targets...)
-	eq(t, "state", w.State(), connectivity.Ready)
+	lbtest.Eq(t, "state", w.State(), connectivity.Ready)
 	for i := 0; i < 50; i++ {
-		if c := picked(t, w); c != "a" {
+		if c := lbtest.InUse(t, w); c != "a" {
 			t.Fatalf("pick %d went to %s", i, c)
 		}
 	}
@@ -62,7 +63,7 @@ func TestWeightedTarget_AggregatedState(t *testing.T) {
 	w := newWorld(t, 1)
 	targets := []tgt{{name: "a", weight: 1}, {name: "b", weight: 1}}
 	push(t, w, config(targets...), targets...)
-	eq(t, "before any report", w.State(), connectivity.Connecting)
+	lbtest.Eq(t, "before any report", w.State(), connectivity.Connecting)
 	steps := []struct {
 		a, b connectivity.State
 		want connectivity.State
@@ -73,13 +74,13 @@ func TestWeightedTarget_AggregatedState(t *testing.T) {
 		{connectivity.TransientFailure, connectivity.Ready, connectivity.Ready},
 	}
 	for _, s := range steps {
-		report(t, w, "a", s.a)
-		report(t, w, "b", s.b)
-		eq(t, fmt.Sprintf("state with %v and %v", s.a, s.b), w.State(), s.want)
+		lbtest.Report(t, w, "a", s.a)
+		lbtest.Report(t, w, "b", s.b)
+		lbtest.Eq(t, fmt.Sprintf("state with %v and %v", s.a, s.b), w.State(), s.want)
 	}
-	eq(t, "pick in READY", picked(t, w), "b")
-	report(t, w, "b", connectivity.TransientFailure)
-	if c := picked(t, w); c != "a" && c != "b" {
+	lbtest.Eq(t, "pick in READY", lbtest.InUse(t, w), "b")
+	lbtest.Report(t, w, "b", connectivity.TransientFailure)
+	if c := lbtest.InUse(t, w); c != "a" && c != "b" {
 		t.Fatalf("pick in TRANSIENT_FAILURE = %s, want a child's error", c)
 	}
 }
@@ -91,8 +92,8 @@ func TestWeightedTarget_EndpointsSplitByPath(t *testing.T) {
 	w := newWorld(t, 1)
 	targets := []tgt{{name: "a", weight: 1}, {name: "b", weight: 1}}
 	push(t, w, config(targets...), targets...)
-	eq(t, "a", kids["a"].addrs, []string{"198.18.0.1:443"})
-	eq(t, "b", kids["b"].addrs, []string{"198.18.0.2:443"})
+	lbtest.Eq(t, "a", lbtest.Kids["a"].Addrs, []string{"198.18.0.1:443"})
+	lbtest.Eq(t, "b", lbtest.Kids["b"].Addrs, []string{"198.18.0.2:443"})
 }
 
 // TestWeightedTarget_ConfigUpdate_OneReport verifies that a config update
@@ -103,7 +104,7 @@ func TestWeightedTarget_ConfigUpdate_OneReport(t *testing.T) {
 	targets := []tgt{{"a", 1, "TRANSIENT_FAILURE"}, {"b", 1, "READY"}}
 	from := len(w.Events())
 	push(t, w, config(targets...), targets...)
-	eq(t, "states", states(w, from), []string{"READY"})
+	lbtest.Eq(t, "states", lbtest.ReportedStates(w, from), []string{"READY"})
 }
 
 // TestWeightedTarget_RemovedTarget_Cached15Minutes verifies A28, Weighted
@@ -115,28 +116,28 @@ func TestWeightedTarget_RemovedTarget_Cached15Minutes(t *testing.T) {
 	a := ab[:1]
 	push(t, w, config(ab...), ab...)
 	push(t, w, config(a...), a...)
-	b := kids["b"]
-	eq(t, "b closed at once", b.closed, false)
+	b := lbtest.Kids["b"]
+	lbtest.Eq(t, "b closed at once", b.Closed, false)
 	for i := 0; i < 20; i++ {
-		if c := picked(t, w); c != "a" {
+		if c := lbtest.InUse(t, w); c != "a" {
 			t.Fatalf("removed target %s picked", c)
 		}
 	}
 	w.Advance(10 * time.Minute)
 	push(t, w, config(ab...), ab...)
-	eq(t, "builds after re-adding", builds, map[string]int{"a": 1, "b": 1})
+	lbtest.Eq(t, "builds after re-adding", lbtest.Builds, map[string]int{"a": 1, "b": 1})
 	push(t, w, config(a...), a...)
 	w.Advance(15*time.Minute - 1)
-	eq(t, "b closed before 15m", b.closed, false)
+	lbtest.Eq(t, "b closed before 15m", b.Closed, false)
 	w.Advance(1)
-	eq(t, "b closed at 15m", b.closed, true)
+	lbtest.Eq(t, "b closed at 15m", b.Closed, true)
 	var tm []string
 	for _, e := range w.Events() {
 		if e.Timer == purposeCache {
 			tm = append(tm, fmt.Sprintf("%s@%v", e.Kind, e.T))
 		}
 	}
-	eq(t, "cache timers", tm, []string{
+	lbtest.Eq(t, "cache timers", tm, []string{
 		string(trace.KindTimerStart) + "@0s", string(trace.KindTimerStop) + "@10m0s",
 		string(trace.KindTimerStart) + "@10m0s", string(trace.KindTimerFire) + "@25m0s"})
 }
@@ -144,14 +145,14 @@ func TestWeightedTarget_RemovedTarget_Cached15Minutes(t *testing.T) {
 // TestWeightedTarget_ParseConfig verifies the config of A28, Weighted target
 // LB policy: both JSON spellings of child_policy, and positive weights.
 func TestWeightedTarget_ParseConfig(t *testing.T) {
-	cfg, err := parseConfig([]byte(`{"targets": {"x": {"weight": 2, "childPolicy": [{"nope": {}}, {"` + scriptedName + `": {"id": "x"}}]}}}`))
+	cfg, err := parseConfig([]byte(`{"targets": {"x": {"weight": 2, "childPolicy": [{"nope": {}}, {"` + lbtest.ScriptedName + `": {"id": "x"}}]}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "x", []any{cfg.targets["x"].weight, cfg.targets["x"].policy}, []any{2, scriptedName})
+	lbtest.Eq(t, "x", []any{cfg.targets["x"].weight, cfg.targets["x"].policy}, []any{2, lbtest.ScriptedName})
 	for _, js := range []string{
-		`{"targets": {"x": {"weight": 0, "child_policy": [{"` + scriptedName + `": {}}]}}}`,
-		`{"targets": {"x": {"child_policy": [{"` + scriptedName + `": {}}]}}}`,
+		`{"targets": {"x": {"weight": 0, "child_policy": [{"` + lbtest.ScriptedName + `": {}}]}}}`,
+		`{"targets": {"x": {"child_policy": [{"` + lbtest.ScriptedName + `": {}}]}}}`,
 		`{"targets": {"x": {"weight": 1, "child_policy": [{"nope": {}}]}}}`,
 	} {
 		if _, err := parseConfig([]byte(js)); err == nil {
