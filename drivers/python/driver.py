@@ -98,6 +98,7 @@ class Driver:
                 "shuffle": False,         # no shuffleAddressList in this C-core
                 "wait_for_ready": True,
                 "xds": False,
+                "resolver": False,        # no custom-resolver API: updates come through the lab DNS
             },
             "observes": "polling",
         }}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conformlab/conform/drivers/python"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -312,5 +313,48 @@ func TestRunLab_GRPCJS_HappyEyeballs(t *testing.T) {
 	t.Logf("grpc-js %s: IPv4 SYN %v after the IPv6 SYN", DefaultGRPCJS, syn4.T-syn6.T)
 	if res, ok := first(tr.Events, trace.KindRPCResult, ""); !ok || res.Code != "OK" || res.Backend != "b1" {
 		t.Errorf("rpc-result %+v, want OK from b1\n%s", res, dump(tr))
+	}
+}
+
+// TestRunLab_GRPCIO_ThroughLabDNS runs he-dropped-ipv6 through the grpcio
+// driver (C-core), whose addresses come from the lab DNS: the channel is
+// created with a dns:// target, the DNS queries are in the trace, and the
+// RPC is answered by b1 (over IPv4: its IPv6 address drops SYNs).
+func TestRunLab_GRPCIO_ThroughLabDNS(t *testing.T) {
+	requireLab(t)
+	if _, err := python.Check(context.Background()); err != nil {
+		t.Skipf("grpcio driver: %v", err)
+	}
+	tr, err := RunLab(context.Background(), heDroppedIPv6(), Impl{Name: GRPCIO}, Options{Seed: 1, Cache: testCache})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr))
+	}
+	if _, ok := first(tr.Events, trace.KindDNSQuery, ""); !ok {
+		t.Errorf("no dns-query event: the client did not resolve through the lab DNS\n%s", dump(tr))
+	}
+	if res, ok := first(tr.Events, trace.KindRPCResult, ""); !ok || res.Code != "OK" || res.Backend != "b1" {
+		t.Errorf("rpc-result %+v, want OK from b1\n%s", res, dump(tr))
+	}
+	if tr.Header.Env["driver.can"] == "" || !strings.Contains(tr.Header.Env["driver.cannot"], "resolver") {
+		t.Errorf("header env %v should say the driver cannot host the resolver", tr.Header.Env)
+	}
+}
+
+// TestRunLab_GRPCIO_SecondUpdateNotApplicable verifies that a scenario
+// pushing a second resolver update is not-applicable for a DNS-only driver,
+// with the reason.
+func TestRunLab_GRPCIO_SecondUpdateNotApplicable(t *testing.T) {
+	requireLab(t)
+	if _, err := python.Check(context.Background()); err != nil {
+		t.Skipf("grpcio driver: %v", err)
+	}
+	s := scenario.New("two-updates").Backend("b1", scenario.Dual).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(time.Second, scenario.Resolve(scenario.EP("b1/ipv6"))).
+		End(2 * time.Second).MustBuild()
+	_, err := RunLab(context.Background(), s, Impl{Name: GRPCIO}, Options{Seed: 1, Cache: testCache})
+	var na *NotApplicable
+	if !errors.As(err, &na) || !strings.Contains(na.Reason, "second resolver update") {
+		t.Errorf("err = %v, want not-applicable naming the second resolver update", err)
 	}
 }

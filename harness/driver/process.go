@@ -33,6 +33,10 @@ const (
 	CanShuffle       = "shuffle"
 	CanWaitForReady  = "wait_for_ready"
 	CanXDS           = "xds"
+	// CanResolver false says the driver cannot host the conform:/// resolver
+	// (grpcio has no custom-resolver API): resolver updates are then served
+	// by the lab DNS. Absent means true.
+	CanResolver = "resolver"
 )
 
 // ProcessOptions configure a driver process.

@@ -19,6 +19,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/netlab/dns"
 )
 
 // Options configure RunLab.
@@ -112,6 +113,13 @@ type labRun struct {
 	s   *scenario.Scenario
 	lab *netlab.Lab
 	drv *Process
+	sc  string // the service config sent with create
+
+	// With a driver that cannot host the conform resolver, the lab DNS
+	// serves the scenario's addresses; the channel is created when the first
+	// resolver update is due.
+	dns     *dns.Server
+	created bool
 
 	mu      sync.Mutex
 	base    time.Duration // lab time of the scenario's start
@@ -134,12 +142,22 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 		drv.Kill()
 		return nil, &NotApplicable{Reason: fmt.Sprintf("%s %s cannot express %s", hello.Impl, hello.Version, missing)}
 	}
-	runErr := drv.Create("conform:///"+lr.s.Name, serviceConfig(lr.s.Client))
+	lr.sc = serviceConfig(lr.s.Client)
+	var runErr error
+	if usesDNS(hello) {
+		runErr = lr.startDNS()
+	} else {
+		runErr = drv.Create("conform:///"+lr.s.Name, lr.sc)
+		lr.created = true
+	}
 	if runErr == nil {
 		lr.start()
 		runErr = runner.RunWorld(ctx, lr.s, lr)
 	}
 	runErr = errors.Join(runErr, drv.Close())
+	if lr.dns != nil {
+		runErr = errors.Join(runErr, lr.dns.Close())
+	}
 	lr.lab.Close() // settles the capture before the events are read
 	return &trace.Trace{Header: header(lr.s, hello, opts.Seed), Events: lr.sorted()}, runErr
 }
@@ -188,7 +206,66 @@ func (lr *labRun) missingCapabilities(h Hello) string {
 			missing = append(missing, need)
 		}
 	}
+	if usesDNS(h) && resolverUpdates(lr.s) > 1 {
+		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
+	}
 	return strings.Join(missing, ", ")
+}
+
+// usesDNS reports whether the driver said it cannot host the conform
+// resolver, so that its addresses come from the lab DNS.
+func usesDNS(h Hello) bool {
+	can, said := h.Can[CanResolver]
+	return said && !can
+}
+
+func resolverUpdates(s *scenario.Scenario) int {
+	n := 0
+	for _, st := range s.Steps {
+		if _, ok := st.Action.(scenario.ResolverUpdate); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// dnsName is the name the lab DNS serves a scenario's addresses under.
+func dnsName(s *scenario.Scenario) string { return strings.ToLower(s.Name) + ".conform" }
+
+// startDNS serves the lab DNS in the client namespace; its queries become
+// dns-query events.
+func (lr *labRun) startDNS() error {
+	lr.dns = dns.New(dns.WithClock(lr.lab.Now), dns.WithOnQuery(func(q dns.Query) {
+		lr.add(trace.Event{T: q.T, Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Peer: q.From.String(),
+			Detail: fmt.Sprintf("%s %s %s", q.Type, q.Name, q.RCode)})
+	}))
+	_, err := lr.dns.ListenIn(lr.lab, "client0")
+	return err
+}
+
+// resolveDNS serves a resolver update from the lab DNS (flattened: DNS has
+// no endpoints) and creates the channel with the first one.
+func (lr *labRun) resolveDNS(eps [][]string) error {
+	var addrs []netip.Addr
+	for _, ep := range eps {
+		for _, a := range ep {
+			ap, err := netip.ParseAddrPort(a)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(addrs, ap.Addr()) {
+				addrs = append(addrs, ap.Addr())
+			}
+		}
+	}
+	if err := lr.dns.Set(dnsName(lr.s), addrs, time.Second); err != nil {
+		return err
+	}
+	if lr.created {
+		return nil
+	}
+	lr.created = true
+	return lr.drv.Create(dns.Target(dnsName(lr.s), netlab.DefaultPort), lr.sc)
 }
 
 // needs lists the capabilities s needs, in a fixed order.
@@ -204,6 +281,9 @@ func needs(s *scenario.Scenario) []string {
 		switch a := st.Action.(type) {
 		case scenario.ResolverUpdate:
 			updateNeeds(s, a, set)
+			if flattensEndpoints(s.Client) {
+				delete(set, CanEndpoints)
+			}
 		case scenario.StartRPC:
 			if a.WaitForReady {
 				set[CanWaitForReady] = true
@@ -217,6 +297,14 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	return out
+}
+
+// flattensEndpoints reports whether the client's policy is pick_first (the
+// default), which flattens the endpoint list into one address list (A61,
+// "Address List Handling in pick_first"): for it, a driver without
+// endpoints expresses the scenario exactly by sending the flattened list.
+func flattensEndpoints(c scenario.Client) bool {
+	return c.ServiceConfig == "" && (c.LBPolicy == "" || c.LBPolicy == "pick_first")
 }
 
 // updateNeeds adds what one resolver update needs: endpoints with several
@@ -321,6 +409,9 @@ func (lr *labRun) Apply(a scenario.Action) error {
 			return err
 		}
 		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+		if lr.dns != nil {
+			return lr.resolveDNS(eps)
+		}
 		return lr.drv.Resolve(eps)
 	case scenario.StartRPC:
 		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,

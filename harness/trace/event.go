@@ -47,6 +47,7 @@ const (
 	KindRPCStart       Kind = "rpc-start"       // RPC sent (WaitForReady, Deadline)
 	KindResolverError  Kind = "resolver-error"  // the resolver reported Err
 	KindHealthSet      Kind = "health-set"      // Addr now serves health State
+	KindDNSQuery       Kind = "dns-query"       // the lab DNS answered Peer: Detail is "TYPE name RCODE"
 	KindExitIdle       Kind = "exit-idle"       // the channel asked the policy to leave IDLE
 	KindNote           Kind = "note"            // free text (Detail): an observation
 )

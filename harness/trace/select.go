@@ -32,7 +32,7 @@ func Lane(e Event) string {
 		return "backend:" + e.Backend
 	case e.Kind == KindChannelState:
 		return "channel"
-	case e.Kind == KindResolverUpdate || e.Kind == KindResolverError:
+	case e.Kind == KindResolverUpdate || e.Kind == KindResolverError || e.Kind == KindDNSQuery:
 		return "resolver"
 	}
 	return ""
