@@ -1,0 +1,142 @@
+package htmlreport_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/htmlreport"
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/a61"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// The implementations of the sample report. noDelay is a test double: its
+// "observed" trace of he-dropped-ipv6 is the reference run on a variant of
+// the scenario whose IPv6 address refuses instead of dropping, so its IPv4
+// attempt starts 1 ms after the first instead of 250 ms: a real trace, and
+// a real failure of A61-HE-DELAY-DEFAULT with Gomega's evidence.
+const (
+	implRef     = "reference"
+	implNoDelay = "no-delay (test double)"
+)
+
+// sample is a report built from real traces: the A61 specs run by the
+// simulator (harness/runner), the repository's golden traces, and the
+// specs' own checks. It also returns the verdict each matrix cell must
+// show, per implementation and requirement.
+type sample struct {
+	Report htmlreport.Report
+	Cells  map[string]map[string]string // impl → requirement → verdict ("none": not run)
+	// RunOf names runs by impl, spec and mode: "reference he-dropped-ipv6 sim".
+	RunOf map[string]string
+}
+
+func buildSample(t *testing.T) sample {
+	t.Helper()
+	ctx := context.Background()
+	specs := a61.Specs()
+	dropped, refused := specs[0], specs[1]
+	if dropped.Name() != "he-dropped-ipv6" || refused.Name() != "he-refused-ipv6" {
+		t.Fatalf("a61.Specs() = %s, %s; the sample expects he-dropped-ipv6, he-refused-ipv6", dropped.Name(), refused.Name())
+	}
+	dir, err := spec.TracesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := func(s spec.Spec, m trace.Mode) *trace.Trace {
+		tr, err := trace.ReadFile(spec.GoldenPath(dir, s, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	sim := func(s *scenario.Scenario) *trace.Trace {
+		tr, err := runner.Sim(ctx, s, runner.Options{Seed: 1})
+		if err != nil {
+			t.Fatalf("%s: %v", s.Name, err)
+		}
+		return tr
+	}
+
+	var r htmlreport.Report
+	r.Title = "conform verify: A61 sample"
+	r.Generated = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	r.Impls = []string{implRef, implNoDelay}
+	ids := []string{"A61-HE-DELAY-DEFAULT", "A61-HE-DELAY-CLAMP", "A61-HE-TIMER-NEXT-ADDRESS",
+		"A61-HE-FAILURE-NEXT-ADDRESS", "A61-HE-FIRST-READY-WINS"}
+	a62 := requirement.ForDoc(requirement.A62)
+	if len(a62) == 0 {
+		t.Fatal("no A62 requirements in the catalogue")
+	}
+	ids = append(ids, a62[0].ID)
+	for _, id := range ids {
+		q, ok := requirement.ByID(id)
+		if !ok {
+			t.Fatalf("%s is not in the catalogue", id)
+		}
+		r.Requirements = append(r.Requirements, htmlreport.FromCatalogue(q))
+	}
+	runOf := map[string]string{}
+	addRun := func(run htmlreport.Run) {
+		runOf[run.Impl+" "+run.Spec+" "+string(run.Mode)] = "run-" + strconv.Itoa(len(r.Runs))
+		r.Runs = append(r.Runs, run)
+	}
+	addResults := func(impl string, rs []spec.Result) {
+		for _, x := range rs {
+			r.Results = append(r.Results, htmlreport.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
+				Mode: x.Mode, Verdict: htmlreport.Verdict(x.Verdict), Evidence: x.Evidence})
+		}
+	}
+
+	// The reference: both specs in both modes. Simulated runs are fresh;
+	// lab runs are the recorded golden lab traces (this test needs no root).
+	for _, s := range []spec.Spec{dropped, refused} {
+		obs := sim(s.Scenario)
+		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
+		addResults(implRef, spec.Evaluate(s, trace.ModeSim, obs))
+		lab := golden(s, trace.ModeLab)
+		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
+		addResults(implRef, spec.Evaluate(s, trace.ModeLab, lab))
+	}
+
+	// The test double: he-dropped-ipv6 fails its delay; he-refused-ipv6
+	// broke; the lab is not applicable; A62 is not applicable.
+	variant := scenario.New(dropped.Name()).
+		Describe(dropped.Scenario.Description).
+		Backend("b1", scenario.Dual).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+		At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(5 * time.Second).
+		MustBuild()
+	obs := sim(variant)
+	addRun(htmlreport.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
+	addResults(implNoDelay, spec.Evaluate(dropped, trace.ModeSim, obs))
+	const broke = "driver exited with status 2 before the first event:\npanic: </script><script>alert(1)</script> & <!-- not markup -->"
+	addRun(htmlreport.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
+	addResults(implNoDelay, spec.Broken(refused, trace.ModeSim, spec.Error, broke))
+	for _, s := range []spec.Spec{dropped, refused} {
+		addResults(implNoDelay, spec.Broken(s, trace.ModeLab, spec.NotApplicable, "the driver runs in simulation only"))
+	}
+	r.Results = append(r.Results, htmlreport.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
+		Mode: trace.ModeSim, Verdict: htmlreport.NotApplicable, Evidence: "the driver cannot express xDS"})
+
+	cells := map[string]map[string]string{
+		implRef: {
+			"A61-HE-DELAY-DEFAULT": "pass", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "pass", "A61-HE-FIRST-READY-WINS": "pass", a62[0].ID: "none",
+		},
+		implNoDelay: {
+			"A61-HE-DELAY-DEFAULT": "fail", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "error", "A61-HE-FIRST-READY-WINS": "pass", a62[0].ID: "not-applicable",
+		},
+	}
+	return sample{Report: r, Cells: cells, RunOf: runOf}
+}
