@@ -33,9 +33,16 @@ func TestParseImpl_SpecsAndErrors(t *testing.T) {
 // scenario: a dual-stack endpoint needs endpoints and mixed families, an LB
 // policy needs service_config, a wait-for-ready RPC wait_for_ready.
 func TestNeeds_NamesWhatAScenarioNeeds(t *testing.T) {
+	// pick_first flattens endpoints itself (A61): a driver without
+	// endpoints can run a pick_first scenario from the flattened list.
 	got := strings.Join(needs(heDroppedIPv6()), ",")
-	if want := "endpoints,mixed_families,service_config,wait_for_ready"; got != want {
-		t.Errorf("needs = %s, want %s", got, want)
+	if want := "mixed_families,service_config,wait_for_ready"; got != want {
+		t.Errorf("needs(pick_first) = %s, want %s", got, want)
+	}
+	rr := heDroppedIPv6()
+	rr.Client.LBPolicy = "round_robin"
+	if got, want := strings.Join(needs(rr), ","), "endpoints,mixed_families,service_config,wait_for_ready"; got != want {
+		t.Errorf("needs(round_robin) = %s, want %s", got, want)
 	}
 	if got := needs(flatIPv6First(0)); strings.Join(got, ",") != "mixed_families,service_config" {
 		t.Errorf("needs(flat) = %v", got)

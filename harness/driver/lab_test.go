@@ -197,12 +197,14 @@ func TestRunLab_GRPCGo155_NoEndpointsNoHappyEyeballs(t *testing.T) {
 	impl := Impl{GRPCGo, "v1.55.0"}
 	install(t, impl)
 	install(t, impl)
-	_, err := RunLab(context.Background(), heDroppedIPv6(), impl, Options{Cache: testCache})
+	rr := heDroppedIPv6()
+	rr.Client.LBPolicy = "round_robin" // an endpoint of two addresses means something to round_robin
+	_, err := RunLab(context.Background(), rr, impl, Options{Cache: testCache})
 	var na *NotApplicable
 	if !errors.As(err, &na) || !strings.Contains(na.Reason, "endpoints") {
 		t.Fatalf("err = %v, want not-applicable for endpoints", err)
 	}
-	t.Logf("he-dropped-ipv6 on v1.55.0: %v", err)
+	t.Logf("he-dropped-ipv6 with round_robin on v1.55.0: %v", err)
 	tr, err := RunLab(context.Background(), flatIPv6First(time.Second), impl, Options{Cache: testCache})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr))
