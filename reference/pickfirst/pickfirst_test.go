@@ -11,6 +11,7 @@ import (
 
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 	"github.com/conformlab/conform/reference/pickfirst"
 )
 
@@ -21,15 +22,15 @@ const cad = "connection attempt delay"
 // last, each firing starting the next attempt without ending the earlier ones.
 func TestPickFirst_HappyEyeballs_DefaultDelay250ms(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "connects", connects(evs), at(0, v4a), at(250*ms, v4b), at(500*ms, v4c))
-	expect(t, "timers", timers(evs),
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V4b), at(500*ms, lbtest.V4c))
+	expect(t, "timers", lbtest.Timers(evs),
 		at(0, "start "+cad+" 250ms"), at(250*ms, "fire "+cad),
 		at(250*ms, "start "+cad+" 250ms"), at(500*ms, "fire "+cad))
-	expect(t, "shutdowns", shutdowns(evs))
-	expect(t, "states", states(evs), at(0, "CONNECTING"))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"))
 }
 
 // TestPickFirst_HappyEyeballs_DelayClampedTo100msAnd2s verifies A61, Happy
@@ -46,9 +47,9 @@ func TestPickFirst_HappyEyeballs_DelayClampedTo100msAnd2s(t *testing.T) {
 	} {
 		t.Run(tc.cfg, func(t *testing.T) {
 			w := newWorld(t, tc.cfg, 1)
-			w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+			w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 			w.Advance(5 * time.Second)
-			expect(t, "connects", connects(w.Events()), at(0, v4a), at(tc.step, v4b), at(2*tc.step, v4c))
+			expect(t, "connects", lbtest.Connects(w.Events()), at(0, lbtest.V4a), at(tc.step, lbtest.V4b), at(2*tc.step, lbtest.V4c))
 		})
 	}
 }
@@ -58,21 +59,21 @@ func TestPickFirst_HappyEyeballs_DelayClampedTo100msAnd2s(t *testing.T) {
 // is cancelled and every other subchannel shut down.
 func TestPickFirst_HappyEyeballs_FirstReadyWins(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b1", v4b)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.AddBackend("b1", lbtest.V4b)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	w.Advance(time.Second)
 	w.StartRPC("r1", sim.RPCOptions{})
 	w.Advance(time.Second)
 	evs := w.Events()
-	// v4b: SYN at 250 ms, SYN-ACK 1 RTT later, HTTP/2 up 1 RTT after that.
-	expect(t, "connects", connects(evs), at(0, v4a), at(250*ms, v4b))
-	expect(t, "created", created(evs), at(0, v4a), at(250*ms, v4b))
-	expect(t, "timers", timers(evs),
+	// lbtest.V4b: SYN at 250 ms, SYN-ACK 1 RTT later, HTTP/2 up 1 RTT after that.
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V4b))
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V4b))
+	expect(t, "timers", lbtest.Timers(evs),
 		at(0, "start "+cad+" 250ms"), at(250*ms, "fire "+cad),
 		at(250*ms, "start "+cad+" 250ms"), at(252*ms, "stop "+cad))
-	expect(t, "shutdowns", shutdowns(evs), at(252*ms, v4a))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(252*ms, "READY"))
-	if r := rpcResult(t, evs, "r1"); r.Backend != "b1" {
+	expect(t, "shutdowns", lbtest.Shutdowns(evs), at(252*ms, lbtest.V4a))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(252*ms, "READY"))
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Backend != "b1" {
 		t.Errorf("r1 answered by %q (%s), want b1", r.Backend, r.Err)
 	}
 }
@@ -82,16 +83,16 @@ func TestPickFirst_HappyEyeballs_FirstReadyWins(t *testing.T) {
 // the timer fires moves the pass on immediately.
 func TestPickFirst_HappyEyeballs_FailureStartsNextAttemptAtOnce(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetFault(v4a, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "connects", connects(evs), at(0, v4a), at(1*ms, v4b))
-	expect(t, "timers", timers(evs), at(0, "start "+cad+" 250ms"), at(1*ms, "stop "+cad))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(3*ms, "READY"))
-	expect(t, "shutdowns", shutdowns(evs), at(3*ms, v4a))
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(1*ms, lbtest.V4b))
+	expect(t, "timers", lbtest.Timers(evs), at(0, "start "+cad+" 250ms"), at(1*ms, "stop "+cad))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(3*ms, "READY"))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs), at(3*ms, lbtest.V4a))
 }
 
 // TestPickFirst_HappyEyeballs_PassEndsWhenEveryAddressFailed verifies A61,
@@ -100,15 +101,15 @@ func TestPickFirst_HappyEyeballs_FailureStartsNextAttemptAtOnce(t *testing.T) {
 // hits its 20 s connect deadline.
 func TestPickFirst_HappyEyeballs_PassEndsWhenEveryAddressFailed(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	w.Advance(20*time.Second + 499*ms)
 	if got := w.State(); got != connectivity.Connecting {
 		t.Fatalf("state at 20.499 s = %v, want CONNECTING", got)
 	}
 	w.Advance(1 * ms)
 	evs := w.Events()
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(20500*ms, "TRANSIENT_FAILURE"))
-	expect(t, "resolve-now", resolveNows(evs), at(20500*ms, "resolve-now"))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(20500*ms, "TRANSIENT_FAILURE"))
+	expect(t, "resolve-now", lbtest.ResolveNows(evs), at(20500*ms, "resolve-now"))
 }
 
 // TestPickFirst_StickyTF_UntilReady verifies A62, Use sticky-TF by default:
@@ -116,24 +117,24 @@ func TestPickFirst_HappyEyeballs_PassEndsWhenEveryAddressFailed(t *testing.T) {
 // reconnecting, never reports CONNECTING, and leaves only for READY.
 func TestPickFirst_StickyTF_UntilReady(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetFault(v4a, sim.FaultReset)
-	w.SetFault(v4b, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.SetFault(lbtest.V4b, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(2 * time.Second)
-	w.SetFault(v4b, sim.FaultNone)
+	w.SetFault(lbtest.V4b, sim.FaultNone)
 	w.Advance(2 * time.Second)
 	evs := w.Events()
-	// v4a fails at 1 ms, v4b at 2 ms; backoff 1 s, then 1.6 s.
-	expect(t, "connects", connects(evs),
-		at(0, v4a), at(1*ms, v4b),
-		at(1001*ms, v4a), at(1002*ms, v4b),
-		at(2602*ms, v4a), at(2603*ms, v4b))
-	expect(t, "states", states(evs),
+	// lbtest.V4a fails at 1 ms, lbtest.V4b at 2 ms; backoff 1 s, then 1.6 s.
+	expect(t, "connects", lbtest.Connects(evs),
+		at(0, lbtest.V4a), at(1*ms, lbtest.V4b),
+		at(1001*ms, lbtest.V4a), at(1002*ms, lbtest.V4b),
+		at(2602*ms, lbtest.V4a), at(2603*ms, lbtest.V4b))
+	expect(t, "states", lbtest.States(evs),
 		at(0, "CONNECTING"), at(2*ms, "TRANSIENT_FAILURE"),
 		at(1003*ms, "TRANSIENT_FAILURE"), at(2605*ms, "READY"))
-	expect(t, "shutdowns", shutdowns(evs), at(2605*ms, v4a))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs), at(2605*ms, lbtest.V4a))
 }
 
 // TestPickFirst_ReResolution_AfterEveryRoundOfFailures verifies A61, Happy
@@ -142,14 +143,14 @@ func TestPickFirst_StickyTF_UntilReady(t *testing.T) {
 // subchannels, not only once.
 func TestPickFirst_ReResolution_AfterEveryRoundOfFailures(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetFault(v4a, sim.FaultReset)
-	w.SetFault(v4b, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.SetFault(lbtest.V4b, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(6 * time.Second)
-	// Failures: v4a at 1 ms, 1.002 s, 2.603 s, 5.164 s; v4b one ms later.
-	expect(t, "resolve-now", resolveNows(w.Events()),
+	// Failures: lbtest.V4a at 1 ms, 1.002 s, 2.603 s, 5.164 s; lbtest.V4b one ms later.
+	expect(t, "resolve-now", lbtest.ResolveNows(w.Events()),
 		at(2*ms, "resolve-now"), at(1003*ms, "resolve-now"),
 		at(2604*ms, "resolve-now"), at(5165*ms, "resolve-now"))
 	if n := w.ResolveNowCount(); n != 4 {
@@ -163,21 +164,21 @@ func TestPickFirst_ReResolution_AfterEveryRoundOfFailures(t *testing.T) {
 // reaches it, is treated as just asked to connect.
 func TestPickFirst_NewList_ReusesSubchannelsAndStartsNewPass(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(time.Second)
-	w.ResolveEndpoints([]string{v4c}, []string{v4b})
+	w.ResolveEndpoints([]string{lbtest.V4c}, []string{lbtest.V4b})
 	w.Advance(20*time.Second + 500*ms)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(250*ms, v4b), at(time.Second, v4c))
-	expect(t, "shutdowns", shutdowns(evs), at(time.Second, v4a))
-	// v4b is reached at 1.25 s while CONNECTING: no Connect call then. Its
-	// attempt fails at 20.25 s and v4c's at 21 s, ending the pass; v4b's
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V4b), at(time.Second, lbtest.V4c))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs), at(time.Second, lbtest.V4a))
+	// lbtest.V4b is reached at 1.25 s while CONNECTING: no Connect call then. Its
+	// attempt fails at 20.25 s and lbtest.V4c's at 21 s, ending the pass; lbtest.V4b's
 	// backoff ends at 21.25 s and it is reconnected.
-	expect(t, "connects", connects(evs), at(0, v4a), at(250*ms, v4b), at(time.Second, v4c), at(21250*ms, v4b))
-	expect(t, "timers", timers(evs),
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V4b), at(time.Second, lbtest.V4c), at(21250*ms, lbtest.V4b))
+	expect(t, "timers", lbtest.Timers(evs),
 		at(0, "start "+cad+" 250ms"), at(250*ms, "fire "+cad),
 		at(time.Second, "start "+cad+" 250ms"), at(1250*ms, "fire "+cad))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(21*time.Second, "TRANSIENT_FAILURE"))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(21*time.Second, "TRANSIENT_FAILURE"))
 }
 
 // TestPickFirst_ConnectionLost_IdleWithoutReconnect verifies A62, Background
@@ -185,12 +186,12 @@ func TestPickFirst_NewList_ReusesSubchannelsAndStartsNewPass(t *testing.T) {
 // when an RPC (or ExitIdle) asks, starting a new pass.
 func TestPickFirst_ConnectionLost_IdleWithoutReconnect(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(time.Second)
-	w.SetFault(v4a, sim.FaultDown)
+	w.SetFault(lbtest.V4a, sim.FaultDown)
 	w.Advance(500 * ms)
-	w.SetFault(v4a, sim.FaultNone)
+	w.SetFault(lbtest.V4a, sim.FaultNone)
 	w.Advance(8500 * ms)
 	if got := w.State(); got != connectivity.Idle {
 		t.Fatalf("state at 10 s = %v, want IDLE", got)
@@ -198,14 +199,14 @@ func TestPickFirst_ConnectionLost_IdleWithoutReconnect(t *testing.T) {
 	w.StartRPC("r1", sim.RPCOptions{})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "connects", connects(evs), at(0, v4a), at(10*time.Second, v4a))
-	expect(t, "states", states(evs),
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(10*time.Second, lbtest.V4a))
+	expect(t, "states", lbtest.States(evs),
 		at(0, "CONNECTING"), at(2*ms, "READY"), at(time.Second, "IDLE"),
 		at(10*time.Second, "CONNECTING"), at(10002*ms, "READY"))
-	expect(t, "timers", timers(evs),
+	expect(t, "timers", lbtest.Timers(evs),
 		at(0, "start "+cad+" 250ms"), at(2*ms, "stop "+cad),
 		at(10*time.Second, "start "+cad+" 250ms"), at(10002*ms, "stop "+cad))
-	if r := rpcResult(t, evs, "r1"); r.Backend != "b0" || r.T != 10003*ms {
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Backend != "b0" || r.T != 10003*ms {
 		t.Errorf("r1 = %q at %v (%s), want b0 at 10.003 s", r.Backend, r.T, r.Err)
 	}
 }
@@ -214,15 +215,15 @@ func TestPickFirst_ConnectionLost_IdleWithoutReconnect(t *testing.T) {
 // ExitIdle reconnects an IDLE pick_first.
 func TestPickFirst_ConnectionLost_ExitIdleStartsNewPass(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.ResolveEndpoints([]string{v4a})
+	w.AddBackend("b0", lbtest.V4a)
+	w.ResolveEndpoints([]string{lbtest.V4a})
 	w.Advance(time.Second)
-	w.SetFault(v4a, sim.FaultDown)
-	w.SetFault(v4a, sim.FaultNone)
+	w.SetFault(lbtest.V4a, sim.FaultDown)
+	w.SetFault(lbtest.V4a, sim.FaultNone)
 	w.Advance(time.Second)
 	w.ExitIdle()
 	w.Advance(time.Second)
-	expect(t, "states", states(w.Events()),
+	expect(t, "states", lbtest.States(w.Events()),
 		at(0, "CONNECTING"), at(2*ms, "READY"), at(time.Second, "IDLE"),
 		at(2*time.Second, "CONNECTING"), at(2002*ms, "READY"))
 }
@@ -233,11 +234,11 @@ func TestPickFirst_ConnectionLost_ExitIdleStartsNewPass(t *testing.T) {
 // per distinct address, families interleaved.
 func TestPickFirst_AddressList_SameAddressTwiceInMixedFamilies(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.ResolveEndpoints([]string{v4a, v4b}, []string{v4a, v6a})
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V4b}, []string{lbtest.V4a, lbtest.V6a})
 	w.Advance(21 * time.Second)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(250*ms, v6a), at(500*ms, v4b))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(20500*ms, "TRANSIENT_FAILURE"))
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V6a), at(500*ms, lbtest.V4b))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(20500*ms, "TRANSIENT_FAILURE"))
 }
 
 // TestPickFirst_AddressList_FamiliesInterleaved verifies A61, Address List
@@ -245,9 +246,9 @@ func TestPickFirst_AddressList_SameAddressTwiceInMixedFamilies(t *testing.T) {
 // sorted by family is tried alternating families, led by the first one.
 func TestPickFirst_AddressList_FamiliesInterleaved(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.ResolveEndpoints([]string{v6a}, []string{v6b}, []string{v6c}, []string{v4a})
+	w.ResolveEndpoints([]string{lbtest.V6a}, []string{lbtest.V6b}, []string{lbtest.V6c}, []string{lbtest.V4a})
 	w.Advance(time.Second)
-	expect(t, "connects", connects(w.Events()), at(0, v6a), at(250*ms, v4a), at(500*ms, v6b), at(750*ms, v6c))
+	expect(t, "connects", lbtest.Connects(w.Events()), at(0, lbtest.V6a), at(250*ms, lbtest.V4a), at(500*ms, lbtest.V6b), at(750*ms, lbtest.V6c))
 }
 
 // TestPickFirst_Shuffle_SeededAndNeverWithinEndpoint verifies A61, Address
@@ -264,7 +265,7 @@ func TestPickFirst_Shuffle_SeededAndNeverWithinEndpoint(t *testing.T) {
 		w.ResolveEndpoints(eps...)
 		w.Advance(2 * time.Second)
 		var order []string
-		for _, c := range connects(w.Events()) {
+		for _, c := range lbtest.Connects(w.Events()) {
 			order = append(order, c.What)
 		}
 		if len(order) != 8 {
@@ -300,17 +301,17 @@ func TestPickFirst_Shuffle_SeededAndNeverWithinEndpoint(t *testing.T) {
 // has ended by then, so attempts keep going.
 func TestPickFirst_TFSubchannelIdleBeforePassReachesIt_IsConnected(t *testing.T) {
 	w := newWorld(t, `{"connectionAttemptDelay": "2s"}`, 1)
-	w.AddBackend("b0", v4a)
-	w.SetFault(v4a, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a})
-	w.Advance(500 * ms) // v4a failed at 1 ms; backoff until 1.001 s
-	w.ResolveEndpoints([]string{v4c}, []string{v4a})
+	w.AddBackend("b0", lbtest.V4a)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a})
+	w.Advance(500 * ms) // lbtest.V4a failed at 1 ms; backoff until 1.001 s
+	w.ResolveEndpoints([]string{lbtest.V4c}, []string{lbtest.V4a})
 	w.Advance(1500 * ms)
-	w.SetFault(v4a, sim.FaultNone)
+	w.SetFault(lbtest.V4a, sim.FaultNone)
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "connects", connects(evs), at(0, v4a), at(500*ms, v4c), at(2500*ms, v4a))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(1*ms, "TRANSIENT_FAILURE"), at(2502*ms, "READY"))
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(500*ms, lbtest.V4c), at(2500*ms, lbtest.V4a))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(1*ms, "TRANSIENT_FAILURE"), at(2502*ms, "READY"))
 }
 
 // TestPickFirst_StickyTF_NewListWhileSubchannelsInBackoff verifies A61 and
@@ -319,22 +320,22 @@ func TestPickFirst_TFSubchannelIdleBeforePassReachesIt_IsConnected(t *testing.T)
 // re-resolution, and reconnects them when their backoff ends.
 func TestPickFirst_StickyTF_NewListWhileSubchannelsInBackoff(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetFault(v4a, sim.FaultReset)
-	w.SetFault(v4b, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.SetFault(lbtest.V4b, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(500 * ms)
-	w.ResolveEndpoints([]string{v4b}, []string{v4a})
+	w.ResolveEndpoints([]string{lbtest.V4b}, []string{lbtest.V4a})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(1*ms, v4b))
-	expect(t, "shutdowns", shutdowns(evs))
-	expect(t, "connects", connects(evs), at(0, v4a), at(1*ms, v4b), at(1001*ms, v4a), at(1002*ms, v4b))
-	expect(t, "states", states(evs),
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(1*ms, lbtest.V4b))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs))
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(1*ms, lbtest.V4b), at(1001*ms, lbtest.V4a), at(1002*ms, lbtest.V4b))
+	expect(t, "states", lbtest.States(evs),
 		at(0, "CONNECTING"), at(2*ms, "TRANSIENT_FAILURE"),
 		at(500*ms, "TRANSIENT_FAILURE"), at(1003*ms, "TRANSIENT_FAILURE"))
-	expect(t, "resolve-now", resolveNows(evs), at(2*ms, "resolve-now"), at(500*ms, "resolve-now"), at(1003*ms, "resolve-now"))
+	expect(t, "resolve-now", lbtest.ResolveNows(evs), at(2*ms, "resolve-now"), at(500*ms, "resolve-now"), at(1003*ms, "resolve-now"))
 }
 
 // TestPickFirst_PickerError_CarriesLastConnectionError verifies A61, Use
@@ -342,15 +343,15 @@ func TestPickFirst_StickyTF_NewListWhileSubchannelsInBackoff(t *testing.T) {
 // name the address and the connection error.
 func TestPickFirst_PickerError_CarriesLastConnectionError(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.SetFault(v4a, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a})
+	w.AddBackend("b0", lbtest.V4a)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a})
 	w.Advance(100 * ms)
 	w.StartRPC("r1", sim.RPCOptions{})
 	w.Advance(100 * ms)
-	r := rpcResult(t, w.Events(), "r1")
-	if r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, v4a) || !strings.Contains(r.Err, "connection refused") {
-		t.Fatalf("r1 = %s %q, want Unavailable naming %s and the refusal", r.Code, r.Err, v4a)
+	r := lbtest.RPCResult(t, w.Events(), "r1")
+	if r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, lbtest.V4a) || !strings.Contains(r.Err, "connection refused") {
+		t.Fatalf("r1 = %s %q, want Unavailable naming %s and the refusal", r.Code, r.Err, lbtest.V4a)
 	}
 }
 
@@ -362,27 +363,27 @@ func TestPickFirst_HealthReporting_FollowsChosenSubchannelHealth(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		t.Run(fmt.Sprintf("enabled=%v", on), func(t *testing.T) {
 			w := newWorld(t, "", 1)
-			w.AddBackend("b0", v4a)
-			w.SetHealth(v4a, connectivity.TransientFailure)
-			s := resolver.State{Endpoints: []resolver.Endpoint{{Addresses: []resolver.Address{{Addr: v4a}}}}}
+			w.AddBackend("b0", lbtest.V4a)
+			w.SetHealth(lbtest.V4a, connectivity.TransientFailure)
+			s := resolver.State{Endpoints: []resolver.Endpoint{{Addresses: []resolver.Address{{Addr: lbtest.V4a}}}}}
 			if on {
 				s = pickfirst.EnableHealthReporting(s)
 			}
 			w.Resolve(s)
 			w.Advance(time.Second)
-			w.SetHealth(v4a, connectivity.Ready)
+			w.SetHealth(lbtest.V4a, connectivity.Ready)
 			w.Advance(time.Second)
 			evs := w.Events()
 			if on {
-				expect(t, "states", states(evs), at(0, "CONNECTING"), at(2*ms, "TRANSIENT_FAILURE"), at(time.Second, "READY"))
+				expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(2*ms, "TRANSIENT_FAILURE"), at(time.Second, "READY"))
 			} else {
-				expect(t, "states", states(evs), at(0, "CONNECTING"), at(2*ms, "READY"))
-				if n := len(pick(evs, trace.KindSubchannelHealth, func(trace.Event) string { return "" })); n != 0 {
+				expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(2*ms, "READY"))
+				if n := len(lbtest.Pick(evs, trace.KindSubchannelHealth, func(trace.Event) string { return "" })); n != 0 {
 					t.Errorf("%d health updates delivered without health reporting", n)
 				}
 			}
-			expect(t, "connects", connects(evs), at(0, v4a))
-			expect(t, "shutdowns", shutdowns(evs))
+			expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a))
+			expect(t, "shutdowns", lbtest.Shutdowns(evs))
 		})
 	}
 }
@@ -393,12 +394,12 @@ func TestPickFirst_HealthReporting_FollowsChosenSubchannelHealth(t *testing.T) {
 func TestPickFirst_Trace_RepeatableForASeed(t *testing.T) {
 	run := func() string {
 		w := newWorld(t, `{"shuffleAddressList": true}`, 7)
-		w.AddBackend("b3", v6b)
-		w.ResolveEndpoints([]string{v4a}, []string{v6a}, []string{v4b}, []string{v6b}, []string{v4c})
+		w.AddBackend("b3", lbtest.V6b)
+		w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V6a}, []string{lbtest.V4b}, []string{lbtest.V6b}, []string{lbtest.V4c})
 		w.Advance(2 * time.Second)
-		w.ResolveEndpoints([]string{v6b}, []string{v4c})
+		w.ResolveEndpoints([]string{lbtest.V6b}, []string{lbtest.V4c})
 		w.Advance(2 * time.Second)
-		return dump(w.Events())
+		return lbtest.Dump(w.Events())
 	}
 	first := run()
 	if !strings.Contains(first, "subchannel-shutdown") {

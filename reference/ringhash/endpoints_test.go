@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/sim"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
 // expectedBackends is, for each key, the backend of the endpoint the ring
@@ -32,25 +33,25 @@ func TestRingHash_EndpointPlacedByFirstAddress(t *testing.T) {
 	ks := keys(30)
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b}, []string{v4c, v6c})
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a}, []string{lbtest.V4b, lbtest.V6b}, []string{lbtest.V4c, lbtest.V6c})
 	got := keyed(t, w, "a-", ks, 100*ms)
-	if want := expectedBackends(m1(v4a, v4b, v4c), ks); !slices.Equal(got, want) {
+	if want := expectedBackends(m1(lbtest.V4a, lbtest.V4b, lbtest.V4c), ks); !slices.Equal(got, want) {
 		t.Errorf("dual-stack endpoints:\n got  %v\n want %v (the ring of the first addresses)", got, want)
 	}
 
 	// b0's endpoint now lists its IPv6 address first.
-	w.ResolveEndpoints([]string{v6a, v4a}, []string{v4b, v6b}, []string{v4c, v6c})
+	w.ResolveEndpoints([]string{lbtest.V6a, lbtest.V4a}, []string{lbtest.V4b, lbtest.V6b}, []string{lbtest.V4c, lbtest.V6c})
 	moved := keyed(t, w, "b-", ks, 100*ms)
-	if want := expectedBackends(m1(v6a, v4b, v4c), ks); !slices.Equal(moved, want) {
+	if want := expectedBackends(m1(lbtest.V6a, lbtest.V4b, lbtest.V4c), ks); !slices.Equal(moved, want) {
 		t.Errorf("after reordering b0's addresses:\n got  %v\n want %v (the ring of the new first addresses)", moved, want)
 	}
 	if slices.Equal(moved, got) {
 		t.Errorf("reordering b0's addresses changed no key's endpoint: %v", got)
 	}
 	evs := w.Events()
-	expect(t, "shutdowns", shutdowns(evs))
-	for _, c := range created(evs) {
-		if c.What != v4a && c.What != v4b && c.What != v4c {
+	expect(t, "shutdowns", lbtest.Shutdowns(evs))
+	for _, c := range lbtest.Created(evs) {
+		if c.What != lbtest.V4a && c.What != lbtest.V4b && c.What != lbtest.V4c {
 			t.Errorf("subchannel created for %s at %v: the connected children should have been kept", c.What, c.T)
 		}
 	}
@@ -64,7 +65,7 @@ func TestRingHash_DuplicateEndpointsIgnoringAttributes(t *testing.T) {
 	ks := keys(40)
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	eps := endpointsOf([]string{v4a}, []string{v4b}, []string{v4a}, []string{v4b, v6b}, []string{v6b, v4b})
+	eps := endpointsOf([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4a}, []string{lbtest.V4b, lbtest.V6b}, []string{lbtest.V6b, lbtest.V4b})
 	eps[0] = withWeight(eps[0], 1)
 	eps[2] = withWeight(eps[2], 9)
 	eps[2].Attributes = eps[2].Attributes.WithValue("origin", "second")
@@ -72,23 +73,23 @@ func TestRingHash_DuplicateEndpointsIgnoringAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := keyed(t, w, "a-", ks, 100*ms)
-	// [v4b, v6b] and [v6b, v4b] are one endpoint, placed by v4b (the first
-	// listed) and distinct from [v4b] alone: same ring key, same backend.
-	want := expectedBackends([]ringMember{{v4a, 1}, {v4b, 1}, {v4b, 1}}, ks)
+	// [lbtest.V4b, lbtest.V6b] and [lbtest.V6b, lbtest.V4b] are one endpoint, placed by lbtest.V4b (the first
+	// listed) and distinct from [lbtest.V4b] alone: same ring key, same backend.
+	want := expectedBackends([]ringMember{{lbtest.V4a, 1}, {lbtest.V4b, 1}, {lbtest.V4b, 1}}, ks)
 	if !slices.Equal(got, want) {
 		t.Errorf("with duplicates:\n got  %v\n want %v", got, want)
 	}
-	if heavy := expectedBackends([]ringMember{{v4a, 9}, {v4b, 1}, {v4b, 1}}, ks); slices.Equal(heavy, want) {
+	if heavy := expectedBackends([]ringMember{{lbtest.V4a, 9}, {lbtest.V4b, 1}, {lbtest.V4b, 1}}, ks); slices.Equal(heavy, want) {
 		t.Fatalf("test keys cannot tell the duplicate's weight apart")
 	}
 	n := 0
-	for _, c := range created(w.Events()) {
-		if c.What == v4a {
+	for _, c := range lbtest.Created(w.Events()) {
+		if c.What == lbtest.V4a {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Errorf("%d subchannels for %s, want 1 (one child for the duplicated endpoint)", n, v4a)
+		t.Errorf("%d subchannels for %s, want 1 (one child for the duplicated endpoint)", n, lbtest.V4a)
 	}
 }
 
@@ -100,13 +101,13 @@ func TestRingHash_WeightAttributeShapesRing(t *testing.T) {
 	ks := keys(200)
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	eps := endpointsOf([]string{v4a}, []string{v4b})
+	eps := endpointsOf([]string{lbtest.V4a}, []string{lbtest.V4b})
 	eps[0] = withWeight(eps[0], 3)
 	if err := w.Resolve(resolver.State{Endpoints: eps}); err != nil {
 		t.Fatal(err)
 	}
 	got := keyed(t, w, "a-", ks, 100*ms)
-	if want := expectedBackends([]ringMember{{v4a, 3}, {v4b, 1}}, ks); !slices.Equal(got, want) {
+	if want := expectedBackends([]ringMember{{lbtest.V4a, 3}, {lbtest.V4b, 1}}, ks); !slices.Equal(got, want) {
 		t.Errorf("weighted:\n got  %v\n want %v", got, want)
 	}
 	n := 0
@@ -128,7 +129,7 @@ func TestRingHash_RandomHashWithoutHeader(t *testing.T) {
 	run := func(seed uint64) []string {
 		w := newWorld(t, headerConfig, seed)
 		threeBackends(w)
-		w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+		w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 		var ids []string
 		for i := range 30 {
 			id := fmt.Sprintf("r%d", i)
@@ -139,7 +140,7 @@ func TestRingHash_RandomHashWithoutHeader(t *testing.T) {
 		evs := w.Events()
 		out := make([]string, len(ids))
 		for i, id := range ids {
-			out[i] = rpcResult(t, evs, id).Backend
+			out[i] = lbtest.RPCResult(t, evs, id).Backend
 		}
 		return out
 	}
@@ -163,9 +164,9 @@ func TestRingHash_RandomHashWithoutHeader(t *testing.T) {
 func TestRingHash_UnhealthyEndpointIsPassedOver(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	members := m1(v4a, v4b, v4c)
+	members := m1(lbtest.V4a, lbtest.V4b, lbtest.V4c)
 	order := walk(ringFor(members...), members, "grace")
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	if got := keyed(t, w, "a-", []string{"grace"}, 100*ms); got[0] != backendOf[order[0]] {
 		t.Fatalf("grace reached %s, want %s", got[0], backendOf[order[0]])
 	}

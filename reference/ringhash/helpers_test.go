@@ -2,7 +2,6 @@ package ringhash
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,19 +10,15 @@ import (
 
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
 const ms = time.Millisecond
 
-// Addresses from DESIGN.md's ranges. No backend owns an address unless a
-// test adds one, and an unowned address drops SYNs.
-const (
-	v4a = "198.18.0.1:443"
-	v4b = "198.18.0.2:443"
-	v4c = "198.18.0.3:443"
-	v6a = "[fd00:c0f::1]:443"
-	v6b = "[fd00:c0f::2]:443"
-	v6c = "[fd00:c0f::3]:443"
+// The tests' two most frequent words (lbtest has the other helpers).
+var (
+	at     = lbtest.At
+	expect = lbtest.Expect
 )
 
 // hashHeader is the request hash header of the tests' config.
@@ -31,33 +26,11 @@ const hashHeader = "x-conform-hash"
 
 var headerConfig = `{"requestHashHeader":"` + hashHeader + `"}`
 
-// exactBackoff is connection-backoff.md's backoff without jitter, so that
-// times after a failure are exact: 1 s, 1.6 s, 2.56 s, ...
-var exactBackoff = sim.BackoffConfig{InitialBackoff: time.Second, Multiplier: 1.6, MaxBackoff: 120 * time.Second, MinConnectTimeout: 20 * time.Second}
-
 // newWorld builds conform_ring_hash with cfg in a simulator with a 1 ms RTT
 // and jitter-free backoff. The trace is printed if the test fails.
 func newWorld(t *testing.T, cfg string, seed uint64) *sim.World {
 	t.Helper()
-	w, err := sim.New(Name, cfg, sim.Options{Seed: seed, Backoff: exactBackoff})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log("trace:\n" + dump(w.Events()))
-		}
-		w.Close()
-	})
-	return w
-}
-
-func dump(evs []trace.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		fmt.Fprintf(&b, "%12v %-8s %-19s %s %s %v %s %s %s %s %s %s %s\n", e.T, e.Source, e.Kind, e.Subchannel, e.Addr, e.Addrs, e.State, e.Timer, e.RPC, e.Backend, e.Code, e.Err, e.Detail)
-	}
-	return b.String()
+	return lbtest.NewWorld(t, Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
 }
 
 // withKey is an RPC carrying key in the request hash header.
@@ -66,87 +39,15 @@ func withKey(key string, o sim.RPCOptions) sim.RPCOptions {
 	return o
 }
 
-// stamped is an event reduced to its time and one word.
-type stamped struct {
-	T    time.Duration
-	What string
-}
-
-func (s stamped) String() string { return fmt.Sprintf("%v %s", s.T, s.What) }
-
-func at(t time.Duration, what string) stamped { return stamped{t, what} }
-
-func pick(evs []trace.Event, k trace.Kind, what func(trace.Event) string) []stamped {
-	var out []stamped
-	for _, e := range evs {
-		if e.Source == trace.SourcePolicy && e.Kind == k {
-			out = append(out, stamped{e.T, what(e)})
-		}
-	}
-	return out
-}
-
-// scAddrs maps subchannel ids to their address.
-func scAddrs(evs []trace.Event) map[string]string {
-	m := map[string]string{}
-	for _, e := range evs {
-		if e.Kind == trace.KindSubchannelNew {
-			m[e.Subchannel] = strings.Join(e.Addrs, ",")
-		}
-	}
-	return m
-}
-
-// created lists subchannel creations as "time address".
-func created(evs []trace.Event) []stamped {
-	return pick(evs, trace.KindSubchannelNew, func(e trace.Event) string { return strings.Join(e.Addrs, ",") })
-}
-
-// connects lists Connect calls as "time address".
-func connects(evs []trace.Event) []stamped {
-	m := scAddrs(evs)
-	return pick(evs, trace.KindSubchannelConnect, func(e trace.Event) string { return m[e.Subchannel] })
-}
-
-// shutdowns lists subchannel shutdowns as "time address".
-func shutdowns(evs []trace.Event) []stamped {
-	m := scAddrs(evs)
-	return pick(evs, trace.KindSubchannelShutdown, func(e trace.Event) string { return m[e.Subchannel] })
-}
-
-// states lists the policy's reported states.
-func states(evs []trace.Event) []stamped {
-	return pick(evs, trace.KindBalancerState, func(e trace.Event) string { return e.State })
-}
-
 // distinctStates is states without consecutive repeats.
-func distinctStates(evs []trace.Event) []stamped {
-	var out []stamped
-	for _, s := range states(evs) {
+func distinctStates(evs []trace.Event) []lbtest.Stamped {
+	var out []lbtest.Stamped
+	for _, s := range lbtest.States(evs) {
 		if len(out) == 0 || out[len(out)-1].What != s.What {
 			out = append(out, s)
 		}
 	}
 	return out
-}
-
-func expect(t *testing.T, what string, got []stamped, want ...stamped) {
-	t.Helper()
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("%s:\n got  %v\n want %v", what, got, want)
-	}
-}
-
-// rpcResult returns the rpc-result event of RPC id.
-func rpcResult(t *testing.T, evs []trace.Event, id string) trace.Event {
-	t.Helper()
-	for _, e := range evs {
-		if e.Kind == trace.KindRPCResult && e.RPC == id {
-			return e
-		}
-	}
-	t.Fatalf("no result for RPC %s", id)
-	return trace.Event{}
 }
 
 // endpointsOf makes one endpoint per list of addresses.
@@ -203,7 +104,7 @@ func keyed(t *testing.T, w *sim.World, prefix string, keys []string, dur time.Du
 	evs := w.Events()
 	out := make([]string, len(keys))
 	for i, k := range keys {
-		r := rpcResult(t, evs, prefix+k)
+		r := lbtest.RPCResult(t, evs, prefix+k)
 		out[i] = r.Backend
 		if r.Backend == "" {
 			out[i] = r.Code + ": " + r.Err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
 func counts(r ring, n int) []int {
@@ -72,7 +74,7 @@ func TestRing_ClampedToMaxSize(t *testing.T) {
 // entry sits at XXH64("<first address>_<n>"), and the ring does not depend
 // on the order the endpoints came in.
 func TestRing_DeterministicXXH64OfKeyAndIndex(t *testing.T) {
-	ms := []ringMember{{key: v4a, weight: 1}, {key: v6b, weight: 2}, {key: v4c, weight: 1}}
+	ms := []ringMember{{key: lbtest.V4a, weight: 1}, {key: lbtest.V6b, weight: 2}, {key: lbtest.V4c, weight: 1}}
 	r := newRing(ms, 16, 4096)
 	if len(r) != 16 {
 		t.Fatalf("ring size %d, want 16", len(r))

@@ -10,16 +10,17 @@ import (
 	"google.golang.org/grpc/balancer"
 
 	"github.com/conformlab/conform/harness/sim"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
-// threeBackends adds b0, b1, b2 on (v4a, v6a), (v4b, v6b), (v4c, v6c).
+// threeBackends adds b0, b1, b2 on (lbtest.V4a, lbtest.V6a), (lbtest.V4b, lbtest.V6b), (lbtest.V4c, lbtest.V6c).
 func threeBackends(w *sim.World) {
-	w.AddBackend("b0", v4a, v6a)
-	w.AddBackend("b1", v4b, v6b)
-	w.AddBackend("b2", v4c, v6c)
+	w.AddBackend("b0", lbtest.V4a, lbtest.V6a)
+	w.AddBackend("b1", lbtest.V4b, lbtest.V6b)
+	w.AddBackend("b2", lbtest.V4c, lbtest.V6c)
 }
 
-var backendOf = map[string]string{v4a: "b0", v6a: "b0", v4b: "b1", v6b: "b1", v4c: "b2", v6c: "b2"}
+var backendOf = map[string]string{lbtest.V4a: "b0", lbtest.V6a: "b0", lbtest.V4b: "b1", lbtest.V6b: "b1", lbtest.V4c: "b2", lbtest.V6c: "b2"}
 
 // TestRingHash_SameHeaderValueSameEndpoint verifies A42, Picker Behavior:
 // a request's hash (here XXH64 of its header value) selects the endpoint
@@ -28,14 +29,14 @@ var backendOf = map[string]string{v4a: "b0", v6a: "b0", v4b: "b1", v6b: "b1", v4
 func TestRingHash_SameHeaderValueSameEndpoint(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	ks := keys(20)
 	first := keyed(t, w, "a-", ks, 100*ms)
-	w.ResolveEndpoints([]string{v4c}, []string{v4a}, []string{v4b})
+	w.ResolveEndpoints([]string{lbtest.V4c}, []string{lbtest.V4a}, []string{lbtest.V4b})
 	second := keyed(t, w, "b-", ks, 100*ms)
 	third := keyed(t, w, "c-", ks, 100*ms)
 
-	members := m1(v4a, v4b, v4c)
+	members := m1(lbtest.V4a, lbtest.V4b, lbtest.V4c)
 	r := ringFor(members...)
 	used := map[string]bool{}
 	for i, k := range ks {
@@ -57,23 +58,23 @@ func TestRingHash_SameHeaderValueSameEndpoint(t *testing.T) {
 func TestRingHash_ChildrenCreatedLazily(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b}, []string{v4c, v6c})
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a}, []string{lbtest.V4b, lbtest.V6b}, []string{lbtest.V4c, lbtest.V6c})
 	w.Advance(time.Second)
 	w.ExitIdle() // the channel's ExitIdle connects nothing either
 	w.Advance(4 * time.Second)
 	evs := w.Events()
-	expect(t, "subchannels before any RPC", created(evs))
-	expect(t, "states before any RPC", states(evs), at(0, "IDLE"))
+	expect(t, "subchannels before any RPC", lbtest.Created(evs))
+	expect(t, "states before any RPC", lbtest.States(evs), at(0, "IDLE"))
 
-	members := m1(v4a, v4b, v4c)
+	members := m1(lbtest.V4a, lbtest.V4b, lbtest.V4c)
 	target := walk(ringFor(members...), members, "alice")[0]
 	w.StartRPC("r1", withKey("alice", sim.RPCOptions{}))
 	w.Advance(time.Second)
 	evs = w.Events()
-	expect(t, "subchannels", created(evs), at(5*time.Second, target))
-	expect(t, "connects", connects(evs), at(5*time.Second, target))
+	expect(t, "subchannels", lbtest.Created(evs), at(5*time.Second, target))
+	expect(t, "connects", lbtest.Connects(evs), at(5*time.Second, target))
 	expect(t, "states", distinctStates(evs), at(0, "IDLE"), at(5*time.Second, "CONNECTING"), at(5*time.Second+2*ms, "READY"))
-	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 5*time.Second+3*ms {
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 5*time.Second+3*ms {
 		t.Errorf("r1 answered by %q at %v, want %s at 5.003s", r.Backend, r.T, backendOf[target])
 	}
 }
@@ -85,8 +86,8 @@ func TestRingHash_ChildrenCreatedLazily(t *testing.T) {
 func TestRingHash_PickOnIdleChildConnectsIt(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
-	members := m1(v4a, v4b, v4c)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
+	members := m1(lbtest.V4a, lbtest.V4b, lbtest.V4c)
 	target := walk(ringFor(members...), members, "bob")[0]
 	keyed(t, w, "warm-", []string{"bob"}, 100*ms)
 
@@ -94,14 +95,14 @@ func TestRingHash_PickOnIdleChildConnectsIt(t *testing.T) {
 	w.SetFault(target, sim.FaultNone)
 	w.Advance(10*time.Second - 100*ms)
 	evs := w.Events()
-	expect(t, "connects while IDLE", connects(evs), at(0, target))
+	expect(t, "connects while IDLE", lbtest.Connects(evs), at(0, target))
 	expect(t, "states", distinctStates(evs), at(0, "IDLE"), at(0, "CONNECTING"), at(2*ms, "READY"), at(100*ms, "IDLE"))
 
 	w.StartRPC("r1", withKey("bob", sim.RPCOptions{}))
 	w.Advance(time.Second)
 	evs = w.Events()
-	expect(t, "connects", connects(evs), at(0, target), at(10*time.Second, target))
-	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 10*time.Second+3*ms {
+	expect(t, "connects", lbtest.Connects(evs), at(0, target), at(10*time.Second, target))
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Backend != backendOf[target] || r.T != 10*time.Second+3*ms {
 		t.Errorf("r1 answered by %q at %v, want %s at 10.003s", r.Backend, r.T, backendOf[target])
 	}
 }
@@ -113,12 +114,12 @@ func TestRingHash_PickOnIdleChildConnectsIt(t *testing.T) {
 func TestRingHash_TransientFailureEndpointIsPassedOver(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
 	threeBackends(w)
-	eps := []string{v4a, v4b, v4c}
+	eps := []string{lbtest.V4a, lbtest.V4b, lbtest.V4c}
 	members := m1(eps...)
 	order := walk(ringFor(members...), members, "carol")
 	x, y := order[0], order[1]
 	w.SetFault(x, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	w.StartRPC("r1", withKey("carol", sim.RPCOptions{WaitForReady: true}))
 	w.Advance(100 * ms)
 	evs := w.Events()
@@ -127,12 +128,12 @@ func TestRingHash_TransientFailureEndpointIsPassedOver(t *testing.T) {
 	// endpoint CONNECTING, so the policy connects the first IDLE endpoint
 	// in resolver order (p); the queued pick then passes over x to y.
 	p := eps[slices.IndexFunc(eps, func(a string) bool { return a != x })]
-	want := []stamped{at(0, x), at(ms, p)}
+	want := []lbtest.Stamped{at(0, x), at(ms, p)}
 	if y != p {
 		want = append(want, at(ms, y))
 	}
-	expect(t, "connects", connects(evs), want...)
-	if r := rpcResult(t, evs, "r1"); r.Backend != backendOf[y] || r.T != 4*ms {
+	expect(t, "connects", lbtest.Connects(evs), want...)
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Backend != backendOf[y] || r.T != 4*ms {
 		t.Errorf("r1 answered by %q at %v, want %s (the next endpoint on the ring) at 4ms", r.Backend, r.T, backendOf[y])
 	}
 }
@@ -142,19 +143,19 @@ func TestRingHash_TransientFailureEndpointIsPassedOver(t *testing.T) {
 // the pick fails with the failure of the endpoint the hash selected.
 func TestRingHash_AllTransientFailureFailsWithFirstEndpointsError(t *testing.T) {
 	w := newWorld(t, headerConfig, 1)
-	for _, a := range []string{v4a, v4b, v4c} {
+	for _, a := range []string{lbtest.V4a, lbtest.V4b, lbtest.V4c} {
 		w.SetFault(a, sim.FaultReset)
 	}
 	threeBackends(w)
-	eps := []string{v4a, v4b, v4c}
+	eps := []string{lbtest.V4a, lbtest.V4b, lbtest.V4c}
 	members := m1(eps...)
 	order := walk(ringFor(members...), members, "dave")
 	x, y := order[0], order[1]
-	w.ResolveEndpoints([]string{v4a}, []string{v4b}, []string{v4c})
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b}, []string{lbtest.V4c})
 	w.StartRPC("r1", withKey("dave", sim.RPCOptions{}))
 	w.Advance(100 * ms)
 	evs := w.Events()
-	r := rpcResult(t, evs, "r1")
+	r := lbtest.RPCResult(t, evs, "r1")
 	if r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "every endpoint is in TRANSIENT_FAILURE") || !strings.Contains(r.Err, x) {
 		t.Errorf("r1 ended %s %q at %v; want UNAVAILABLE naming every endpoint failed and %s's error", r.Code, r.Err, r.T, x)
 	}
@@ -186,11 +187,11 @@ func TestRingHash_NoEndpointsIsTransientFailure(t *testing.T) {
 	}
 	w.StartRPC("r2", withKey("heidi", sim.RPCOptions{}))
 	evs := w.Events()
-	expect(t, "states", states(evs), at(0, "TRANSIENT_FAILURE"), at(0, "TRANSIENT_FAILURE"))
-	if r := rpcResult(t, evs, "r1"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no such host") {
+	expect(t, "states", lbtest.States(evs), at(0, "TRANSIENT_FAILURE"), at(0, "TRANSIENT_FAILURE"))
+	if r := lbtest.RPCResult(t, evs, "r1"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no such host") {
 		t.Errorf("r1 ended %s %q, want UNAVAILABLE with the resolver's error", r.Code, r.Err)
 	}
-	if r := rpcResult(t, evs, "r2"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no endpoints") {
+	if r := lbtest.RPCResult(t, evs, "r2"); r.Code != "UNAVAILABLE" || !strings.Contains(r.Err, "no endpoints") {
 		t.Errorf("r2 ended %s %q, want UNAVAILABLE saying there are no endpoints", r.Code, r.Err)
 	}
 }

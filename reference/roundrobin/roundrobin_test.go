@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/sim"
+	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
 // backendsOf starts n RPCs named prefix0..prefixN-1, lets them finish, and
@@ -24,7 +25,7 @@ func backendsOf(t *testing.T, w *sim.World, prefix string, n int) []string {
 	evs := w.Events()
 	out := make([]string, n)
 	for i, id := range ids {
-		r := rpcResult(t, evs, id)
+		r := lbtest.RPCResult(t, evs, id)
 		out[i] = r.Backend
 		if r.Backend == "" {
 			out[i] = r.Code + ": " + r.Err
@@ -38,16 +39,16 @@ func backendsOf(t *testing.T, w *sim.World, prefix string, n int) []string {
 // child, which connects one address; RPCs alternate between the endpoints.
 func TestRoundRobin_OneAddressPerEndpoint(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a, v6a)
-	w.AddBackend("b1", v4b, v6b)
-	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b})
+	w.AddBackend("b0", lbtest.V4a, lbtest.V6a)
+	w.AddBackend("b1", lbtest.V4b, lbtest.V6b)
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a}, []string{lbtest.V4b, lbtest.V6b})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(0, v4b))
-	expect(t, "timers", timers(evs),
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(0, lbtest.V4b))
+	expect(t, "timers", lbtest.Timers(evs),
 		at(0, "start "+cad+" 250ms"), at(0, "start "+cad+" 250ms"),
 		at(2*ms, "stop "+cad), at(2*ms, "stop "+cad))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(2*ms, "READY"), at(2*ms, "READY"))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(2*ms, "READY"), at(2*ms, "READY"))
 	got := backendsOf(t, w, "r", 4)
 	n := map[string]int{}
 	for i, b := range got {
@@ -69,16 +70,16 @@ const cad = "connection attempt delay"
 // and connection.
 func TestRoundRobin_ReorderedEndpointsKeepChildren(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a, v6a)
-	w.AddBackend("b1", v4b, v6b)
-	w.ResolveEndpoints([]string{v4a, v6a}, []string{v4b, v6b})
+	w.AddBackend("b0", lbtest.V4a, lbtest.V6a)
+	w.AddBackend("b1", lbtest.V4b, lbtest.V6b)
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a}, []string{lbtest.V4b, lbtest.V6b})
 	w.Advance(time.Second)
-	w.ResolveEndpoints([]string{v6b, v4b}, []string{v6a, v4a})
+	w.ResolveEndpoints([]string{lbtest.V6b, lbtest.V4b}, []string{lbtest.V6a, lbtest.V4a})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(0, v4b))
-	expect(t, "shutdowns", shutdowns(evs))
-	for _, s := range states(evs) {
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(0, lbtest.V4b))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs))
+	for _, s := range lbtest.States(evs) {
 		if s.T >= time.Second && s.What != "READY" {
 			t.Errorf("state %v after the reordered update", s)
 		}
@@ -93,14 +94,14 @@ func TestRoundRobin_ReorderedEndpointsKeepChildren(t *testing.T) {
 // new endpoint, with a new child.
 func TestRoundRobin_ChangedAddressSetIsNewEndpoint(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a, v6a)
-	w.ResolveEndpoints([]string{v4a})
+	w.AddBackend("b0", lbtest.V4a, lbtest.V6a)
+	w.ResolveEndpoints([]string{lbtest.V4a})
 	w.Advance(time.Second)
-	w.ResolveEndpoints([]string{v4a, v6a})
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "created", created(evs), at(0, v4a), at(time.Second, v4a))
-	expect(t, "shutdowns", shutdowns(evs), at(time.Second, v4a))
+	expect(t, "created", lbtest.Created(evs), at(0, lbtest.V4a), at(time.Second, lbtest.V4a))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs), at(time.Second, lbtest.V4a))
 }
 
 // TestRoundRobin_ChildrenRunOnTheParentsClock verifies that the children's
@@ -108,12 +109,12 @@ func TestRoundRobin_ChangedAddressSetIsNewEndpoint(t *testing.T) {
 // endpoint runs on the simulator's virtual time (A61, 250 ms).
 func TestRoundRobin_ChildrenRunOnTheParentsClock(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v6a)
-	w.ResolveEndpoints([]string{v4a, v6a})
+	w.AddBackend("b0", lbtest.V6a)
+	w.ResolveEndpoints([]string{lbtest.V4a, lbtest.V6a})
 	w.Advance(time.Second)
 	evs := w.Events()
-	expect(t, "connects", connects(evs), at(0, v4a), at(250*ms, v6a))
-	expect(t, "states", states(evs), at(0, "CONNECTING"), at(252*ms, "READY"))
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(250*ms, lbtest.V6a))
+	expect(t, "states", lbtest.States(evs), at(0, "CONNECTING"), at(252*ms, "READY"))
 }
 
 // TestRoundRobin_AllFailing_PickerKeepsChildError verifies A61, Use
@@ -121,16 +122,16 @@ func TestRoundRobin_ChildrenRunOnTheParentsClock(t *testing.T) {
 // TRANSIENT_FAILURE, RPCs fail with a child's connection error.
 func TestRoundRobin_AllFailing_PickerKeepsChildError(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetFault(v4a, sim.FaultReset)
-	w.SetFault(v4b, sim.FaultReset)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetFault(lbtest.V4a, sim.FaultReset)
+	w.SetFault(lbtest.V4b, sim.FaultReset)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(100 * ms)
-	expect(t, "states", states(w.Events()), at(0, "CONNECTING"), at(1*ms, "TRANSIENT_FAILURE"))
+	expect(t, "states", lbtest.States(w.Events()), at(0, "CONNECTING"), at(1*ms, "TRANSIENT_FAILURE"))
 	for _, e := range backendsOf(t, w, "r", 2) {
 		if !strings.HasPrefix(e, "UNAVAILABLE: ") || !strings.Contains(e, "connection refused") ||
-			!(strings.Contains(e, v4a) || strings.Contains(e, v4b)) || !strings.Contains(e, "conform_round_robin") {
+			!(strings.Contains(e, lbtest.V4a) || strings.Contains(e, lbtest.V4b)) || !strings.Contains(e, "conform_round_robin") {
 			t.Errorf("RPC result %q, want UNAVAILABLE naming the policy, an address and the refusal", e)
 		}
 	}
@@ -142,24 +143,24 @@ func TestRoundRobin_AllFailing_PickerKeepsChildError(t *testing.T) {
 // while the other endpoint keeps the policy READY.
 func TestRoundRobin_IdleChildReconnectsAtOnce(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(time.Second)
-	w.SetFault(v4a, sim.FaultDown)
+	w.SetFault(lbtest.V4a, sim.FaultDown)
 	w.Advance(500 * ms)
-	w.SetFault(v4a, sim.FaultNone)
+	w.SetFault(lbtest.V4a, sim.FaultNone)
 	w.Advance(time.Second)
 	evs := w.Events()
-	var v4aConnects []stamped
-	for _, c := range connects(evs) {
-		if c.What == v4a {
+	var v4aConnects []lbtest.Stamped
+	for _, c := range lbtest.Connects(evs) {
+		if c.What == lbtest.V4a {
 			v4aConnects = append(v4aConnects, c)
 		}
 	}
 	// Lost at 1 s, refused at 1.001 s, backoff 1 s, connected at 2.003 s.
-	expect(t, "connects to "+v4a, v4aConnects, at(0, v4a), at(time.Second, v4a), at(2001*ms, v4a))
-	for _, s := range states(evs) {
+	expect(t, "connects to "+lbtest.V4a, v4aConnects, at(0, lbtest.V4a), at(time.Second, lbtest.V4a), at(2001*ms, lbtest.V4a))
+	for _, s := range lbtest.States(evs) {
 		if s.T > 2*ms && s.What != "READY" {
 			t.Errorf("state %v while b1 was READY", s)
 		}
@@ -174,15 +175,15 @@ func TestRoundRobin_IdleChildReconnectsAtOnce(t *testing.T) {
 // so an unhealthy endpoint gets no RPCs and keeps its connection.
 func TestRoundRobin_UnhealthyEndpointGetsNoPicks(t *testing.T) {
 	w := newWorld(t, "", 1)
-	w.AddBackend("b0", v4a)
-	w.AddBackend("b1", v4b)
-	w.SetHealth(v4a, connectivity.TransientFailure)
-	w.ResolveEndpoints([]string{v4a}, []string{v4b})
+	w.AddBackend("b0", lbtest.V4a)
+	w.AddBackend("b1", lbtest.V4b)
+	w.SetHealth(lbtest.V4a, connectivity.TransientFailure)
+	w.ResolveEndpoints([]string{lbtest.V4a}, []string{lbtest.V4b})
 	w.Advance(time.Second)
 	if got := backendsOf(t, w, "r", 4); strings.Join(got, ",") != "b1,b1,b1,b1" {
 		t.Errorf("RPCs went to %v, want all to b1", got)
 	}
-	w.SetHealth(v4a, connectivity.Ready)
+	w.SetHealth(lbtest.V4a, connectivity.Ready)
 	n := map[string]int{}
 	for _, b := range backendsOf(t, w, "s", 4) {
 		n[b]++
@@ -191,8 +192,8 @@ func TestRoundRobin_UnhealthyEndpointGetsNoPicks(t *testing.T) {
 		t.Errorf("after b0 turned healthy RPCs went %v, want two each", n)
 	}
 	evs := w.Events()
-	expect(t, "shutdowns", shutdowns(evs))
-	expect(t, "connects", connects(evs), at(0, v4a), at(0, v4b))
+	expect(t, "shutdowns", lbtest.Shutdowns(evs))
+	expect(t, "connects", lbtest.Connects(evs), at(0, lbtest.V4a), at(0, lbtest.V4b))
 }
 
 // TestRoundRobin_NoEndpoints_TransientFailure verifies that an empty
