@@ -48,6 +48,7 @@ func Specs() []spec.Spec {
 		stickyTFUntilReady(),
 		stickyTFReresolveEveryRound(),
 		stickyTFNewList(),
+		stickyTFNewListAllFail(),
 		shuffleAbsentKeepsOrder(),
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),

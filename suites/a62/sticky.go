@@ -277,3 +277,60 @@ func stickyTFNewList() spec.Spec {
 		Agreement: agreement(labSlack, 0),
 	}
 }
+
+// stickyTFNewListAllFail: b1 and b2 refuse; in TRANSIENT_FAILURE, with both
+// in backoff, the list becomes [b2, b3] and b3 refuses too. The whole new
+// pass fails without a CONNECTING; it ends with re-resolution and
+// TRANSIENT_FAILURE again; b3 recovers at 700 ms and its next
+// reconnection ends the TRANSIENT_FAILURE.
+func stickyTFNewListAllFail() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyDflt,
+		Scenario: scenario.New("sticky-tf-new-list-all-fail").
+			Describe("b1 and b2 refuse; at 300 ms, in TRANSIENT_FAILURE, the list becomes [b2, b3]; b3 refuses until 700 ms").
+			Backend("b1", scenario.V4Only).
+			Backend("b2", scenario.V4Only).
+			Backend("b3", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b3/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			At(300*time.Millisecond, scenario.Resolve(scenario.EP("b2/ipv4"), scenario.EP("b3/ipv4"))).
+			At(700*time.Millisecond, scenario.Clear("b3/ipv4")).
+			After(scenario.On("balancer-state").WithState(ready), scenario.Finish()).
+			End(3 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+			}},
+			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
+				g.Expect(updates).NotTo(gomega.BeEmpty())
+				update := updates[len(updates)-1]
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				pass := trace.Window(tr.Events, update.T, clear.T)
+				b3 := spec.Addr(tr, "b3/ipv4")
+				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{b3}),
+					"the new pass should skip b2, in backoff, and try b3 once")
+				g.Expect(trace.Select(pass, trace.OfKind(trace.KindResolveNow))).To(gomega.HaveLen(1),
+					"the failed new pass should end with re-resolution")
+				g.Expect(trace.Select(pass, isState(tf))).NotTo(gomega.BeEmpty(),
+					"the failed new pass should end by reporting TRANSIENT_FAILURE again")
+			}},
+			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
+				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
+					"b3's first reconnection after it recovered should end TRANSIENT_FAILURE")
+			}},
+		},
+		// Up to b3's recovery every step is one RTT; after it, b2's and
+		// b3's reconnections race on their backoff jitter, which the two
+		// modes draw differently.
+		Agreement: agreement(labSlack, 700*time.Millisecond),
+	}
+}
