@@ -1,12 +1,305 @@
 // Package a56 is the suite for gRFC A56 (priority LB policy), as specs the Ginkgo suite
 // and `conform run` both execute.
+//
+// # Routing endpoints to children
+//
+// A56's children get their addresses through hierarchical paths (A56,
+// Hierarchical Addresses). A scenario gives an endpoint its path with the
+// endpoint attribute "path": child names, outermost first, separated by "/":
+//
+//	scenario.EP("b1/ipv4").With("path", "p0")     // priority child p0
+//	scenario.EP("b2/ipv4").With("path", "p1/l1")  // p1, then its child l1
+//
+// The runners hand the attribute to the reference as its hierarchy
+// (reference.Endpoint); an endpoint without a path reaches no child.
+//
+// # Revisions
+//
+// Where the seed text of A56 and its latest revision (with A115) differ,
+// there is one spec per revision, each checking its own catalogue entry; the
+// priority config's "revision": "latest" (conform's extension) selects the
+// latest behaviour in the reference. Specs checking requirements both
+// revisions share run the seed behaviour (the default).
+//
+// # What the scenarios cannot express
+//
+// A scenario's LB config is fixed for the run: there is no step that pushes
+// a new one. The requirements about children leaving and rejoining the
+// config (A56-REMOVED-CHILD-*, A56-READDED-CHILD-*, A56-CONFIG-NAME-IS-IDENTITY,
+// A56-CHILD-CACHE-ENV-REVERT) are therefore not checked here; resolver
+// updates (new addresses for the same children) are.
 package a56
 
 import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
 
+// The document's sections, as the catalogue names them.
+const (
+	sectionConfig    = "LB Policy Configuration"
+	sectionHier      = "Hierarchical Addresses"
+	sectionLifetime  = "Child Lifetime Management"
+	sectionTracking  = "Child Connectivity State Tracking"
+	sectionUpdates   = "Configuration Updates"
+	sectionAlgorithm = "Algorithm for Choosing a Priority"
+)
+
+// A56's timers.
+const (
+	failoverTimeout     = 10 * time.Second
+	deactivationTimeout = 15 * time.Minute
+
+	timerFailover     = "failover"
+	timerDeactivation = "deactivation"
+)
+
+// labSlack is how far a lab timing may stray from the document's figure or
+// from another event's time: wall time, a real kernel and a real channel.
+const labSlack = 50 * time.Millisecond
+
 // Specs are the A56 specs, in document order.
 func Specs() []spec.Spec {
-	return nil
+	return []spec.Spec{
+		// LB Policy Configuration
+		prioritiesListOrder(),
+		ignoreReresolution(),
+		// Hierarchical Addresses
+		nestedPaths(),
+		// Child Lifetime Management
+		returnToHigherThenReactivate(),
+		deactivatedDestroyedAfter15Min(),
+		// Child Connectivity State Tracking
+		failoverTimerDroppedPrimary(),
+		repeatedConnectingSeed(),
+		repeatedConnectingLatest(),
+		timerFiresSeed(),
+		timerFiresLatest(),
+		connectingAfterTF(),
+		// Configuration Updates
+		addressUpdateForwarded(),
+		// Algorithm for Choosing a Priority
+		emptyPriorities(),
+		tfFailoverAtOnce(),
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Configs.
+
+// kid is one child of a priority config.
+type kid struct {
+	name   string
+	policy map[string]any // one entry: policy name → its config
+	ignore bool           // ignore_reresolution_requests
+}
+
+func pickFirst(name string) kid {
+	return kid{name: name, policy: map[string]any{"pick_first": map[string]any{}}}
+}
+
+func roundRobin(name string) kid {
+	return kid{name: name, policy: map[string]any{"round_robin": map[string]any{}}}
+}
+
+// weightedTarget is a child that is a weighted_target over pick_first
+// targets of weight 1.
+func weightedTarget(name string, targets ...string) kid {
+	ts := map[string]any{}
+	for _, t := range targets {
+		ts[t] = map[string]any{"weight": 1, "childPolicy": []any{map[string]any{"pick_first": map[string]any{}}}}
+	}
+	return kid{name: name, policy: map[string]any{"weighted_target_experimental": map[string]any{"targets": ts}}}
+}
+
+// priorityConfig is a priority_experimental config over kids, highest
+// priority first; revision "" is the seed (the reference's default).
+func priorityConfig(revision string, kids ...kid) string {
+	children := map[string]any{}
+	prios := []string{}
+	for _, k := range kids {
+		c := map[string]any{"config": []any{k.policy}}
+		if k.ignore {
+			c["ignore_reresolution_requests"] = true
+		}
+		children[k.name] = c
+		prios = append(prios, k.name)
+	}
+	cfg := map[string]any{"children": children, "priorities": prios}
+	if revision != "" {
+		cfg["revision"] = revision
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return string(js)
+}
+
+// at routes an endpoint of one address to the child at path.
+func at(a scenario.Addr, path string) scenario.Endpoint {
+	return scenario.EP(a).With("path", path)
+}
+
+// ---------------------------------------------------------------------------
+// Agreement: what the simulator and the lab both see.
+
+// agreement compares the events of kinds both modes record, with capture
+// noise (retransmissions, which the lab's kernel schedules its own way) left
+// out, up to until (zero: the whole run), within tolerance. Peers and
+// backend names are left out: only the lab knows them.
+func agreement(until, tolerance time.Duration, kinds ...trace.Kind) *compare.Options {
+	sel := []trace.Pred{trace.OfKind(kinds...), func(e trace.Event) bool { return !e.Retransmit }}
+	if until > 0 {
+		sel = append(sel, func(e trace.Event) bool { return e.T < until })
+	}
+	return &compare.Options{Select: sel, Ignore: []string{"peer", "backend"}, Tolerance: tolerance}
+}
+
+// lbKinds are the LB-level kinds both modes record.
+var lbKinds = []trace.Kind{
+	trace.KindSYN, trace.KindSubchannelNew, trace.KindSubchannelState, trace.KindBalancerState,
+	trace.KindTimerStart, trace.KindTimerFire, trace.KindTimerStop, trace.KindRPCResult,
+}
+
+// ---------------------------------------------------------------------------
+// Reading traces.
+
+// result is RPC id's result; the check fails if it has none.
+func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
+	for _, e := range spec.Of(tr, trace.KindRPCResult) {
+		if e.RPC == id {
+			return e
+		}
+	}
+	g.Expect(false).To(gomega.BeTrue(), "RPC %s has no result", id)
+	return trace.Event{}
+}
+
+// started is when RPC id was sent.
+func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
+	for _, e := range spec.Of(tr, trace.KindRPCStart) {
+		if e.RPC == id {
+			return e.T
+		}
+	}
+	g.Expect(false).To(gomega.BeTrue(), "RPC %s was never sent", id)
+	return 0
+}
+
+// timers are the timer events (start, fire, stop) of one purpose.
+func timers(tr *trace.Trace, purpose string) []trace.Event {
+	var out []trace.Event
+	for _, e := range spec.Of(tr, trace.KindTimerStart, trace.KindTimerFire, trace.KindTimerStop) {
+		if e.Timer == purpose {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ofTimer narrows timer events to one kind.
+func ofTimer(evs []trace.Event, k trace.Kind) []trace.Event {
+	return trace.Select(evs, trace.OfKind(k))
+}
+
+// subchannelsFor are the subchannel-new events whose addresses include a.
+func subchannelsFor(tr *trace.Trace, a scenario.Addr) []trace.Event {
+	addr := spec.Addr(tr, a)
+	var out []trace.Event
+	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
+		if slices.Contains(e.Addrs, addr) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// onAddr are the events of kinds ks on address a.
+func onAddr(tr *trace.Trace, a scenario.Addr, ks ...trace.Kind) []trace.Event {
+	addr := spec.Addr(tr, a)
+	var out []trace.Event
+	for _, e := range spec.Of(tr, ks...) {
+		if e.Addr == addr {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// firstSYN is the first (not retransmitted) SYN to a; the check fails if
+// there is none.
+func firstSYN(g gomega.Gomega, tr *trace.Trace, a scenario.Addr) trace.Event {
+	for _, e := range onAddr(tr, a, trace.KindSYN) {
+		if !e.Retransmit {
+			return e
+		}
+	}
+	g.Expect(false).To(gomega.BeTrue(), "no connection attempt to %s", a)
+	return trace.Event{}
+}
+
+// balancerStates are the root policy's state reports.
+func balancerStates(tr *trace.Trace) []trace.Event {
+	var out []trace.Event
+	for _, e := range spec.Of(tr, trace.KindBalancerState) {
+		if e.Policy == "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// between are the events of evs with from <= T < to.
+func between(evs []trace.Event, from, to time.Duration) []trace.Event {
+	var out []trace.Event
+	for _, e := range evs {
+		if e.T >= from && e.T < to {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// stateAt is the last state the root policy reported at or before t, "" if
+// none.
+func stateAt(tr *trace.Trace, t time.Duration) string {
+	st := ""
+	for _, e := range balancerStates(tr) {
+		if e.T > t {
+			break
+		}
+		st = e.State
+	}
+	return st
+}
+
+// beAbout matches a duration within tolerance of want.
+func beAbout(want, tolerance time.Duration) gomega.OmegaMatcher {
+	return gomega.BeNumerically("~", want, tolerance)
+}
+
+// expectNone fails the check, showing them, when there are events.
+func expectNone(g gomega.Gomega, evs []trace.Event, why string) {
+	g.ExpectWithOffset(1, len(evs)).To(gomega.BeZero(), "%s; found:%s", why, render(evs))
+}
+
+// render lists events one per line, for failure messages.
+func render(evs []trace.Event) string {
+	s := ""
+	for _, e := range evs {
+		s += "\n  " + e.String()
+	}
+	if s == "" {
+		return " (none)"
+	}
+	return s
 }

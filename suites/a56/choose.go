@@ -1,0 +1,110 @@
+package a56
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// emptyPriorities: a config with no priorities; the channel fails RPCs.
+func emptyPriorities() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionAlgorithm,
+		Scenario: scenario.New("empty-priorities").
+			Describe("priorities [] and no children; b1 resolved; r1 (no wait for ready) at 1 ms").
+			Backend("b1", scenario.V4Only).
+			LB("priority_experimental", priorityConfig("")).
+			At(0, scenario.Resolve(at("b1/ipv4", "p0"))).
+			At(time.Millisecond, scenario.RPC("r1")).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(2 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A56-CHOOSE-EMPTY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				states := balancerStates(tr)
+				g.Expect(states).NotTo(gomega.BeEmpty())
+				for _, e := range states {
+					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), e.String())
+				}
+				r1 := result(g, tr, "r1")
+				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
+				g.Expect(r1.Err).NotTo(gomega.BeEmpty(), "the status should say why")
+				expectNone(g, spec.Of(tr, trace.KindSubchannelNew), "no child, no subchannel")
+			}},
+		},
+		Agreement: agreement(0, labSlack, lbKinds...),
+	}
+}
+
+// tfFailoverAtOnce: p0 and p1 refuse, p2 serves: each failing child is
+// passed over as soon as it reports TRANSIENT_FAILURE.
+func tfFailoverAtOnce() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionAlgorithm,
+		Scenario: scenario.New("tf-failover-at-once").
+			Describe("p0 on b1 and p1 on b2 refuse, p2 on b3 serves; r1 (wait for ready) at 1 ms").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			LB("priority_experimental", priorityConfig("", pickFirst("p0"), pickFirst("p1"), pickFirst("p2"))).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"), at("b3/ipv4", "p2"))).
+			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(2 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A56-TF-FAILOVER-AT-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				slack := spec.Within(tr, labSlack)
+				f1, f2 := failures(tr, "b1/ipv4"), failures(tr, "b2/ipv4")
+				g.Expect(f1).NotTo(gomega.BeEmpty())
+				g.Expect(f2).NotTo(gomega.BeEmpty())
+				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0].T, slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
+				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0].T, slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
+				r1 := result(g, tr, "r1")
+				g.Expect(r1.Backend).To(gomega.Equal("b3"))
+				g.Expect(r1.T).To(gomega.BeNumerically("<", time.Second), "no failover timer is waited out")
+			}},
+			{Requirement: "A56-FAILOVER-TIMER-CANCEL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				slack := spec.Within(tr, labSlack)
+				f := timers(tr, timerFailover)
+				starts, stops := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerStop)
+				g.Expect(starts).To(gomega.HaveLen(3), "three children created:%s", render(f))
+				g.Expect(stops).To(gomega.HaveLen(3), "every failover timer cancelled:%s", render(f))
+				expectNone(g, ofTimer(f, trace.KindTimerFire), "none expected")
+				g.Expect(stops[0].T).To(beAbout(failures(tr, "b1/ipv4")[0].T, slack+2*time.Millisecond), "p0's TRANSIENT_FAILURE cancels its timer")
+				g.Expect(stops[1].T).To(beAbout(failures(tr, "b2/ipv4")[0].T, slack+2*time.Millisecond), "p1's TRANSIENT_FAILURE cancels its timer")
+				var ready time.Duration
+				for _, e := range subchannelStates(tr, "b3/ipv4") {
+					if e.State == "READY" {
+						ready = e.T
+						break
+					}
+				}
+				g.Expect(stops[2].T).To(beAbout(ready, slack+2*time.Millisecond), "p2's READY cancels its timer")
+			}},
+			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				var order []string
+				for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
+					order = append(order, e.Addrs...)
+				}
+				g.Expect(order).To(gomega.HaveLen(3))
+				g.Expect(order).To(gomega.Equal([]string{spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4"), spec.Addr(tr, "b3/ipv4")}),
+					"the scan creates p0, p1 (passed over) and p2 in order")
+			}},
+			{Requirement: "A56-CHOOSE-REPORTS-CHILD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				states := balancerStates(tr)
+				g.Expect(states).NotTo(gomega.BeEmpty())
+				for _, e := range states[:len(states)-1] {
+					g.Expect(e.State).To(gomega.Equal("CONNECTING"), "each chosen child is CONNECTING until p2 is READY: %s", e.String())
+				}
+				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"), "p2's READY is reported as priority's own")
+			}},
+		},
+		Agreement: agreement(0, labSlack, lbKinds...),
+	}
+}
