@@ -30,6 +30,7 @@ func commands() []command {
 	return []command{
 		{"run", "run the suites against the reference; a verdict per requirement", runRun},
 		{"record", "write the reference's traces as the golden traces (traces/)", runRecord},
+		{"verify", "run the suites against a third-party implementation (grpc-go, grpc-js, grpcio) in the lab: a matrix", runVerify},
 		{"requirements", "the requirement catalogue, and which specs check each requirement", runRequirements},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}
@@ -53,6 +54,7 @@ Ctrl-C). Start with:
   sudo conform run           # every suite, in simulation and in the lab
   conform run --mode sim     # simulation only (no root needed)
   conform requirements       # what is checked, and what is not yet
+  sudo conform verify --impl grpc-go@v1.85.0 --impl grpc-js@1.14.7 --impl grpcio --html report/
 `
 
 // exitError carries an exit status other than 1.

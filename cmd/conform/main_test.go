@@ -137,3 +137,52 @@ func TestRequirements_ListsCoveredAndUncovered(t *testing.T) {
 		}
 	}
 }
+
+// TestVerify_NeedsAnImplAndSaysWhich verifies verify's argument errors.
+func TestVerify_NeedsAnImplAndSaysWhich(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify"}, "--impl"},
+		{[]string{"verify", "--impl", "grpc-go"}, "grpc-go@v1.85.0"},
+		{[]string{"verify", "--impl", "grpc-rust@1"}, "unknown implementation"},
+	} {
+		var out, errw bytes.Buffer
+		err := run(context.Background(), tc.args, &out, &errw)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want it to mention %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestVerify_GRPCGoMatrix runs verify on one grpc-go version and one suite
+// in the lab and checks the JSON matrix has a verdict for every requirement
+// of the suite's lab specs, none of them an installation error.
+func TestVerify_GRPCGoMatrix(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("verify: needs root (the lab)")
+	}
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"verify", "--impl", "grpc-go@v1.85.0", "--suite", "a61",
+		"--label-filter", "A61-HE-DELAY-DEFAULT", "--json"}, &out, &errw)
+	var rep struct {
+		Impls []struct {
+			Impl    string
+			Results []struct{ Requirement, Verdict, Evidence string }
+		}
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Impls) != 1 {
+		t.Fatalf("not a verify report (%v, run error %v):\n%s\n%s", jerr, err, out.String(), errw.String())
+	}
+	found := false
+	for _, r := range rep.Impls[0].Results {
+		if r.Verdict == "error" {
+			t.Errorf("%s: error: %s", r.Requirement, r.Evidence)
+		}
+		found = found || r.Requirement == "A61-HE-DELAY-DEFAULT"
+	}
+	if !found {
+		t.Errorf("no verdict for A61-HE-DELAY-DEFAULT in %+v", rep.Impls[0].Results)
+	}
+}

@@ -74,13 +74,9 @@ func (ch *channel) resolve(eps [][]string) error {
 	if ch.res == nil {
 		return fmt.Errorf("the channel's target is not conform:///; it has no resolver to push to")
 	}
-	if !hasEndpoints {
-		for _, ep := range eps {
-			if len(ep) > 1 {
-				return fmt.Errorf("this grpc-go cannot express endpoints with several addresses")
-			}
-		}
-	}
+	// Without endpoints (hasEndpoints false), resolverState flattens them:
+	// conform sends such updates only for pick_first, which flattens the
+	// list itself (PROTOCOL.md, resolve).
 	ch.res.UpdateState(resolverState(eps))
 	return nil
 }

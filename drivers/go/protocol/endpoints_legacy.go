@@ -6,7 +6,8 @@ import "google.golang.org/grpc/resolver"
 
 // hasEndpoints: this grpc-go predates resolver.State.Endpoints (before
 // v1.58); updates are flat address lists, and hello says "endpoints": false
-// so that conform sends no endpoint with several addresses.
+// so that conform sends endpoints with several addresses only for
+// pick_first, for which the flattened list means the same.
 const hasEndpoints = false
 
 func resolverState(eps [][]string) resolver.State {
