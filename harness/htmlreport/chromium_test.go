@@ -44,7 +44,7 @@ func findChromium(t *testing.T) string {
 	return ""
 }
 
-// keep copies a screenshot to $CONFORM_HTMLREPORT_SHOTS, for a person to look at.
+// keep copies a screenshot (or the page) to $CONFORM_HTMLREPORT_SHOTS, for a person to look at.
 func keep(t *testing.T, png string) {
 	if dir := os.Getenv("CONFORM_HTMLREPORT_SHOTS"); dir != "" {
 		b, err := os.ReadFile(png)
@@ -65,21 +65,34 @@ var chipColours = map[string][3]uint8{
 	"error":          {0xff, 0xd0, 0x8a},
 }
 
+// countColours counts, per verdict, the pixels of its chip colour inside a
+// solid area (the pixel and its four neighbours all of that colour), so the
+// anti-aliased edges of grey text do not count as n/a chips.
 func countColours(img image.Image) (map[string]int, int) {
-	counts := map[string]int{}
-	distinct := map[[3]uint8]bool{}
 	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		for x := b.Min.X; x < b.Max.X; x++ {
-			r, g, bl, _ := img.At(x, y).RGBA()
+	w, h := b.Dx(), b.Dy()
+	class := make([]string, w*h)
+	distinct := map[[3]uint8]bool{}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
 			c := [3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}
 			if len(distinct) < 1000 {
 				distinct[c] = true
 			}
 			for v, want := range chipColours {
 				if near(c, want) {
-					counts[v]++
+					class[y*w+x] = v
 				}
+			}
+		}
+	}
+	counts := map[string]int{}
+	for y := 1; y < h-1; y++ {
+		for x := 1; x < w-1; x++ {
+			v := class[y*w+x]
+			if v != "" && class[y*w+x-1] == v && class[y*w+x+1] == v && class[(y-1)*w+x] == v && class[(y+1)*w+x] == v {
+				counts[v]++
 			}
 		}
 	}
@@ -154,6 +167,7 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "file://" + filepath.Join(dir, htmlreport.FileName)
+	keep(t, filepath.Join(dir, htmlreport.FileName))
 
 	dom := string(chromium(t, bin, url, "--dump-dom"))
 	if !strings.Contains(dom, `data-rendered="true"`) {

@@ -196,7 +196,7 @@
       case "balancer-state": return "balancer:" + (e.policy || "");
       case "timer-start": case "timer-fire": case "timer-stop": return "timers:" + (e.policy || "");
       case "rpc-start": case "rpc-result": return e.rpc ? "rpc:" + e.rpc : "misc";
-      case "pick": return e.rpc ? "rpc:" + e.rpc : "balancer:" + (e.policy || "");
+      case "pick": return e.rpc ? "rpc:" + e.rpc : "picks:" + (e.policy || "");
       case "subchannel-new": case "subchannel-connect": case "subchannel-addresses": case "subchannel-state":
       case "subchannel-health": case "subchannel-shutdown": {
         var a = scAddr[e.subchannel];
@@ -217,7 +217,7 @@
     });
     return m;
   }
-  var LANE_ORDER = { "misc": 0, "channel": 1, "balancer": 2, "addr": 3, "sc": 4, "timers": 5, "rpc": 6 };
+  var LANE_ORDER = { "misc": 0, "channel": 1, "balancer": 2, "picks": 3, "addr": 4, "sc": 5, "timers": 6, "rpc": 7 };
   function laneType(id) { var i = id.indexOf(":"); return i < 0 ? id : id.slice(0, i); }
   function laneName(id) {
     var t = laneType(id), rest = id.slice(t.length + 1);
@@ -229,6 +229,7 @@
       case "sc": return "subchannel " + rest;
       case "timers": return rest ? "timers " + rest : "timers";
       case "rpc": return "RPC " + rest;
+      case "picks": return "picks (no RPC id)" + (rest ? " " + rest : "");
     }
     return id;
   }
@@ -278,7 +279,7 @@
   var LABEL_W = 190, RIGHT_PAD = 16, AXIS_H = 22;
   function laneHeight(id, rows) {
     switch (laneType(id)) {
-      case "addr": return 40;
+      case "addr": return 44;
       case "timers": return 8 + 18 * Math.max(1, rows);
       default: return 24;
     }
@@ -462,6 +463,9 @@
       }
       case "timers": return drawTimers(g, ctx.timers, ctx);
       case "rpc": return drawRPC(g, evs, h, ctx);
+      case "picks":
+        evs.forEach(function (e) { pickMark(g, e, ctx, h / 2); });
+        return;
       default: return drawMisc(g, evs, h, ctx);
     }
   }
@@ -507,7 +511,7 @@
       var x0 = ctx.X(s.t), x1 = c ? ctx.X(c.t) : ctx.plotRight;
       mark(g, "rect", { x: x0, y: 0, width: Math.max(x1 - x0, 2), height: h, fill: "url(#hatch-" + ctx.uid + ")" },
         "span fault fault-" + (s.fault || ""), [s, c]);
-      label(g, x0 + 3, 10, "fault: " + (s.fault || "?"), { size: 9, fill: "#8b1c1c", weight: 600 });
+      label(g, x0 + 3, h - 12, "fault: " + (s.fault || "?"), { size: 9, fill: "#8b1c1c", weight: 600 });
     }
 
     var band = h - 9;
@@ -520,7 +524,7 @@
     });
 
     // attempts
-    var cy = 18, attempts = [], openA = {};
+    var cy = 15, attempts = [], openA = {};
     function key(e) { return (e.addr || "") + "|" + (e.port || e.subchannel || ""); }
     evs.forEach(function (e) {
       if (e.kind === "syn") {
@@ -564,8 +568,9 @@
       if (a.fate) drawFate(a.fate, s);
       else {
         var last = a.syns[a.syns.length - 1];
-        mark(g, "circle", { cx: Math.max(xEnd, ctx.X(last.t) + 8), cy: cy, r: 4, fill: "#ffffff", stroke: "#8a939c", "stroke-width": 1.5 }, "mark unanswered", ["no answer to " + a.syns.map(function (x) { return x.str; }).join(", ")]);
-        label(g, ctx.X(last.t) + 9, cy - 6, "no answer", { size: 9, fill: "#5f6b76" });
+        var xl = ctx.X(last.t) + 12;
+        mark(g, "circle", { cx: xl, cy: cy, r: 4, fill: "#ffffff", stroke: "#8a939c", "stroke-width": 1.5 }, "mark unanswered", ["no answer to " + a.syns.map(function (x) { return x.str; }).join(", ")]);
+        if (xEnd - xl > 60) label(g, xl + 8, cy + 3.5, "no answer", { size: 9, fill: "#5f6b76" });
       }
     });
     function drawFate(e, syn) {
@@ -640,13 +645,14 @@
     var gold = D.traces[run.golden], obs = D.traces[run.observed];
     var prepped = [prepare(gold), prepare(obs)];
     var lanes = laneList(prepped);
-    var full = [0, endOf(prepped) * 1.03];
+    var full = [0, endOf(prepped) * 1.06];
     var dom = run._domain || full;
     var width = Math.max(700, Math.floor(box.clientWidth || 1300));
     var tools = el("div", { "class": "tl-tools" }, [
       "time axis in ms since the scenario started; showing " + fmtMs(ms(dom[0])) + "\u2013" + fmtMs(ms(dom[1])) + " ms ",
       run._domain ? el("button", { type: "button", text: "reset zoom" }) : null,
-      " ", stateKey()
+      " ", stateKey(),
+      el("div", { "class": "markkey", text: "\u25b6 SYN  \u25b7 retransmitted SYN  \u2713 SYN-ACK  \u2717 RST  - - - no answer  \u25c6 resolver update  \u25a1 pick queued  \u25a0 picked  hatched: fault on the address  thin band: subchannel state  \u25cf timer fired  \u25ae timer stopped" })
     ]);
     var btn = tools.querySelector("button");
     if (btn) btn.addEventListener("click", function () { run._domain = null; renderRun(run); });
@@ -698,6 +704,13 @@
         vd.appendChild(s);
       });
       sec.appendChild(vd);
+      rs.forEach(function (x) {
+        if (!x.evidence || x.verdict === "pass" || x.evidence === r.err) return;
+        sec.appendChild(el("details", { "class": "ev", open: x.verdict === "fail" ? "" : null }, [
+          el("summary", null, [el("span", { "class": "vtext v-" + x.verdict, text: VLABEL[x.verdict] }), " ", el("code", { text: x.requirement })]),
+          el("pre", { "class": "evidence", text: x.evidence })
+        ]));
+      });
       if (r.err) sec.appendChild(el("pre", { "class": "err", text: "run broke: " + r.err }));
       var box = el("div", { "class": "tl" });
       sec.appendChild(box);
@@ -708,13 +721,30 @@
     D.runs.forEach(renderRun);
   }
 
+  // A run's link opens the run alone (#run-N), its evidence on top; the
+  // browser's back button, or "all verdicts and runs", returns.
   function goToRun(id, push) {
-    var sec = document.getElementById(id);
-    if (!sec) return;
-    document.querySelectorAll("section.run.target").forEach(function (s) { s.classList.remove("target"); });
-    sec.classList.add("target");
-    if (push && history.pushState) history.pushState(null, "", "#" + id);
-    sec.scrollIntoView({ block: "start" });
+    if (push) location.hash = id;
+    else fromHash();
+  }
+  function fromHash() {
+    var h = decodeURIComponent(location.hash.slice(1));
+    var sec = /^run-\d+$/.test(h) ? document.getElementById(h) : null;
+    document.querySelectorAll("section.run.focused").forEach(function (s) { s.classList.remove("focused"); });
+    var nav = document.getElementById("focusnav");
+    nav.textContent = "";
+    if (!sec) { document.body.classList.remove("focus"); return; }
+    document.body.classList.add("focus");
+    sec.classList.add("focused");
+    var i = 0;
+    D.runs.forEach(function (r, j) { if (r.id === h) i = j; });
+    var back = el("a", { href: "#", text: "\u25c2 all verdicts and runs" });
+    back.addEventListener("click", function (ev) { ev.preventDefault(); history.pushState(null, "", location.pathname); fromHash(); });
+    nav.appendChild(back);
+    nav.appendChild(el("span", { "class": "hint", text: "run " + (i + 1) + " of " + D.runs.length }));
+    if (i > 0) nav.appendChild(el("a", { href: "#" + D.runs[i - 1].id, text: "\u25c2 previous" }));
+    if (i + 1 < D.runs.length) nav.appendChild(el("a", { href: "#" + D.runs[i + 1].id, text: "next \u25b8" }));
+    window.scrollTo(0, 0);
   }
 
   // ---- hover: the event(s) behind a mark ------------------------------------------
@@ -745,11 +775,8 @@
     clearTimeout(resizeTimer);
     resizeTimer = setTimeout(function () { D.runs.forEach(renderRun); }, 150);
   });
-  function fromHash() {
-    var h = decodeURIComponent(location.hash.slice(1));
-    if (/^run-\d+$/.test(h)) goToRun(h, false);
-  }
   window.addEventListener("hashchange", fromHash);
+  window.addEventListener("popstate", fromHash);
   fromHash();
   document.body.setAttribute("data-rendered", "true");
 })();
