@@ -50,9 +50,17 @@ func flat(tr *trace.Trace, eps []scenario.Endpoint) []string {
 }
 
 // keepsOrder checks that the pass tried the addresses in the order given.
+//
+// The order is the policy's, read from its subchannel-connect events rather
+// than from captured SYNs: the lab's capture has been seen to stamp the very
+// first SYN of a run late (+1.9 ms for a SYN to b1 whose refusal the channel
+// had reported at +1.7 ms, after the SYN to b2), which would misorder the
+// first two attempts. Every attempt here is refused within a millisecond,
+// so the connects are a faithful order.
 func keepsOrder(eps []scenario.Endpoint) spec.Check {
 	return spec.Check{Requirement: "A62-SHUFFLE-OFF-KEEPS-ORDER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-		g.Expect(tr).To(match.HaveAttemptOrder(flat(tr, eps)...))
+		noSYNs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind != trace.KindSYN })
+		g.Expect(noSYNs).To(match.HaveAttemptOrder(flat(tr, eps)...))
 	}}
 }
 
