@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -57,5 +59,25 @@ func TestServiceConfig_FromClient(t *testing.T) {
 	}
 	if got := serviceConfig(scenario.Client{}); got != "" {
 		t.Errorf("no policy: got %q, want the implementation's default", got)
+	}
+}
+
+// TestNeeds_AttemptDelayExtension verifies that a scenario configuring the
+// reference's Connection Attempt Delay knob needs a driver that has one.
+func TestNeeds_AttemptDelayExtension(t *testing.T) {
+	s := heDroppedIPv6()
+	s.Client.LBConfig = `{"connectionAttemptDelay": "50ms"}`
+	if got := strings.Join(needs(s), ","); !strings.Contains(got, CanAttemptDelay) {
+		t.Errorf("needs = %s, want %s among them", got, CanAttemptDelay)
+	}
+}
+
+// TestNotApplicable_IsAVerdictReason verifies a wrapped *NotApplicable
+// still gives its reason to whoever turns errors into verdicts.
+func TestNotApplicable_IsAVerdictReason(t *testing.T) {
+	err := fmt.Errorf("he (lab, grpcio): %w", &NotApplicable{Reason: "no endpoints"})
+	var na interface{ NotApplicable() string }
+	if !errors.As(err, &na) || na.NotApplicable() != "no endpoints" {
+		t.Errorf("errors.As(%v) = %v", err, na)
 	}
 }

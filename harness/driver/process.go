@@ -37,6 +37,10 @@ const (
 	// (grpcio has no custom-resolver API): resolver updates are then served
 	// by the lab DNS. Absent means true.
 	CanResolver = "resolver"
+	// CanAttemptDelay says pick_first takes a Connection Attempt Delay in
+	// its config ("connectionAttemptDelay", the reference's extension: A61
+	// makes the knob optional). Absent means false.
+	CanAttemptDelay = "connection_attempt_delay"
 )
 
 // ProcessOptions configure a driver process.

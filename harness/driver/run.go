@@ -45,6 +45,9 @@ type NotApplicable struct {
 
 func (e *NotApplicable) Error() string { return "not applicable: " + e.Reason }
 
+// NotApplicable is the reason, for suites/spec's verdicts.
+func (e *NotApplicable) NotApplicable() string { return e.Reason }
+
 // RunLab runs s against impl in a lab of its own: impl's driver is
 // installed, started in the client namespace and given the scenario's
 // resolver updates and RPCs, while the lab applies its faults and records
@@ -274,8 +277,12 @@ func needs(s *scenario.Scenario) []string {
 	if s.Client.LBPolicy != "" || s.Client.ServiceConfig != "" {
 		set[CanServiceConfig] = true
 	}
-	if strings.Contains(strings.ReplaceAll(s.Client.LBConfig+s.Client.ServiceConfig, " ", ""), `"shuffleAddressList":true`) {
+	cfg := strings.ReplaceAll(s.Client.LBConfig+s.Client.ServiceConfig, " ", "")
+	if strings.Contains(cfg, `"shuffleAddressList":true`) {
 		set[CanShuffle] = true
+	}
+	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
+		set[CanAttemptDelay] = true
 	}
 	for _, st := range s.Steps {
 		switch a := st.Action.(type) {
@@ -291,7 +298,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanWaitForReady, CanXDS} {
+	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

@@ -24,6 +24,9 @@ type Options struct {
 	// RPCIDKey, if set, is a metadata key every RPC carries with its rpc
 	// id as value (the recorder names picks by it).
 	RPCIDKey string
+	// Can adds capabilities to hello's (the reference's configuration
+	// extensions, say).
+	Can map[string]bool
 }
 
 // command is one line from conform.
@@ -123,15 +126,19 @@ func (s *Session) handle(c command) (map[string]any, error) {
 }
 
 func (s *Session) hello() map[string]any {
+	can := map[string]bool{
+		"endpoints": hasEndpoints, "mixed_families": true, "service_config": true,
+		// shuffleAddressList is claimed only where it is on by default (v1.58+).
+		"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false,
+	}
+	for k, v := range s.opts.Can {
+		can[k] = v
+	}
 	return map[string]any{
 		"protocol": 1,
 		"impl":     s.opts.Impl,
 		"version":  s.opts.Version,
-		"can": map[string]bool{
-			"endpoints": hasEndpoints, "mixed_families": true, "service_config": true,
-			// shuffleAddressList is claimed only where it is on by default (v1.58+).
-			"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false,
-		},
+		"can":      can,
 		"observes": "every-change",
 	}
 }

@@ -22,6 +22,7 @@ const sinkName = "driver"
 func main() {
 	s := protocol.NewSession(os.Stdout, protocol.Options{
 		Impl: reference.Impl, Version: conformVersion(), ServiceConfig: wrap, RPCIDKey: recorder.RPCIDKey,
+		Can: map[string]bool{"connection_attempt_delay": true}, // conform_pick_first's extension
 	})
 	unregister := recorder.RegisterSink(sinkName, &policySink{s})
 	code := s.Serve(os.Stdin)
