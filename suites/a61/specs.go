@@ -24,7 +24,27 @@ const labSlack = 50 * time.Millisecond
 
 // Specs are the A61 specs, in document order.
 func Specs() []spec.Spec {
-	return []spec.Spec{heDroppedIPv6(), heRefusedIPv6()}
+	return []spec.Spec{
+		// Happy Eyeballs in the pick_first LB Policy
+		heDroppedIPv6(), heRefusedIPv6(), heThreeDropped(),
+		heDelayClamp("he-delay-clamp-low", "30ms", 100*time.Millisecond),
+		heDelayClamp("he-delay-clamp-high", "5s", 2*time.Second),
+		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(),
+		// Move pick_first Logic Out of Subchannel (Java/Go)
+		oneAddressPerSubchannel(),
+		// Use pick_first as the Universal Leaf Policy
+		rrDualStack(), rrErrorDetail(),
+		// Address List Handling in pick_first
+		addrInterleave(), addrDuplicate(), addrShuffle(),
+		// Generic Health Reporting Mechanism
+		healthPickFirstAlone(),
+		// Address List Updates in Java/Go
+		rrReorder(), rrChangedSet(),
+		// Ring Hash
+		rhLazy(),
+		// Reasons for Generic Health Reporting
+		healthUnhealthyIsTF(),
+	}
 }
 
 // synAgreement compares the connection attempts, address by address.

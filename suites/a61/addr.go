@@ -1,0 +1,187 @@
+package a61
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+const sectionAddr = "Address List Handling in pick_first"
+
+// isV6 reports whether a concrete address is IPv6.
+func isV6(addr string) bool {
+	ap, err := netip.ParseAddrPort(addr)
+	return err == nil && ap.Addr().Is6()
+}
+
+// addrInterleave: a custom resolver's two endpoints, the first all IPv4
+// (three addresses), the second all IPv6 (two). Every address refuses but
+// the last one the pass reaches, so the pass runs through the list at once
+// and its order is the order of the attempts.
+func addrInterleave() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionAddr,
+		Scenario: scenario.New("addr-interleave").
+			Describe("the client gets [b1/ipv4, b2/ipv4, b3/ipv4], [b1/ipv6, b2/ipv6]; all refuse but b3/ipv4").
+			Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).Backend("b3", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv6", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4", "b2/ipv4", "b3/ipv4"), scenario.EP("b1/ipv6", "b2/ipv6"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-ADDR-NO-RESORT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				as := attempts(tr, 0)
+				g.Expect(as).NotTo(gomega.BeEmpty())
+				g.Expect(as[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")),
+					"the resolver's first address leads, although IPv6 would come first by RFC 6724")
+			}},
+			{Requirement: "A61-ADDR-FLATTEN", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// Each family keeps the order of the concatenated endpoints.
+				var v4, v6 []string
+				for _, a := range order(attempts(tr, 0)) {
+					if isV6(a) {
+						v6 = append(v6, a)
+					} else {
+						v4 = append(v4, a)
+					}
+				}
+				g.Expect(v4).To(gomega.Equal(addrs(tr, "b1/ipv4", "b2/ipv4", "b3/ipv4")))
+				g.Expect(v6).To(gomega.Equal(addrs(tr, "b1/ipv6", "b2/ipv6")))
+			}},
+			{Requirement: "A61-ADDR-INTERLEAVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(order(attempts(tr, 0))).To(gomega.Equal(addrs(tr, "b1/ipv4", "b1/ipv6", "b2/ipv4", "b2/ipv6", "b3/ipv4")),
+					"families alternate from the first address's, across endpoints, until IPv6 runs out")
+			}},
+		},
+		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// addrDuplicate: b1/ipv6 is listed twice, in two endpoints of a mixed-family
+// list. A61 is silent about duplicates; the reference keeps an address at its
+// first position only (one address, one subchannel) before interleaving.
+func addrDuplicate() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionAddr, Observation: true,
+		Scenario: scenario.New("addr-duplicate").
+			Describe("the client gets [b1/ipv6, b2/ipv6], [b1/ipv4, b1/ipv6]; all refuse but b2/ipv6").
+			Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b2/ipv6"), scenario.EP("b1/ipv4", "b1/ipv6"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-ADDR-INTERLEAVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// Observed: one attempt per address, the duplicate at its
+				// first place, then interleaving of what is left.
+				as := attempts(tr, 0)
+				g.Expect(as).To(gomega.HaveLen(3), "one attempt per distinct address")
+				g.Expect(order(as)).To(gomega.Equal(addrs(tr, "b1/ipv6", "b1/ipv4", "b2/ipv6")))
+			}},
+		},
+		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// addrShuffle: shuffleAddressList (A62) on three endpoints. The attempts
+// must follow shuffle, then flatten, then interleave: their order is one of
+// the six the endpoint permutations give, and an endpoint's two IPv4
+// addresses stay together in their order.
+func addrShuffle() spec.Spec {
+	eps := []scenario.Endpoint{
+		scenario.EP("b1/ipv4", "b2/ipv4"), scenario.EP("b3/ipv6", "b3/ipv4"), scenario.EP("b4/ipv6"),
+	}
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionAddr,
+		Scenario: scenario.New("addr-shuffle").
+			Describe("shuffleAddressList; the client gets [b1/ipv4, b2/ipv4], [b3/ipv6, b3/ipv4], [b4/ipv6]; all refuse").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b3", scenario.Dual).Backend("b4", scenario.V6Only).
+			LB("pick_first", `{"shuffleAddressList":true}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b3/ipv6", scenario.Reset)).
+			At(0, scenario.Fault("b3/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b4/ipv6", scenario.Reset)).
+			At(0, scenario.Resolve(eps...)).
+			After(scenario.On("balancer-state").WithState("TRANSIENT_FAILURE"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-ADDR-STEPS-ORDER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				got := order(attempts(tr, 0))
+				var allowed [][]string
+				for _, p := range [][]int{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}} {
+					var flat []string
+					for _, i := range p {
+						flat = append(flat, addrs(tr, eps[i].Addrs...)...)
+					}
+					allowed = append(allowed, interleave(flat))
+				}
+				g.Expect(allowed).To(gomega.ContainElement(got), "not the order of any shuffle of the endpoints, flattened then interleaved")
+			}},
+			{Requirement: "A61-ADDR-SHUFFLE-ENDPOINTS-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				var v4 []string
+				for _, a := range order(attempts(tr, 0)) {
+					if !isV6(a) {
+						v4 = append(v4, a)
+					}
+				}
+				b1, b2 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4")
+				i := indexOf(v4, b1)
+				g.Expect(i).To(gomega.BeNumerically(">=", 0))
+				g.Expect(i+1 < len(v4) && v4[i+1] == b2).To(gomega.BeTrue(),
+					"the first endpoint's addresses, b1 then b2, should stay together and in order among the IPv4 attempts: %v", v4)
+			}},
+		},
+		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// interleave is RFC 8305 section 4's interleaving (First Address Family
+// Count one) of concrete addresses, starting with the first one's family.
+func interleave(flat []string) []string {
+	var a, b []string
+	for _, x := range flat {
+		if isV6(x) == isV6(flat[0]) {
+			a = append(a, x)
+		} else {
+			b = append(b, x)
+		}
+	}
+	var out []string
+	for len(a) > 0 || len(b) > 0 {
+		if len(a) > 0 {
+			out, a = append(out, a[0]), a[1:]
+		}
+		if len(b) > 0 {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return out
+}
+
+func indexOf(xs []string, x string) int {
+	for i, y := range xs {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,358 @@
+package a61
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/match"
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// The Happy Eyeballs specs beyond the first two (specs.go), in the order of
+// the section's rules: the pass and its timers, the end of a failed pass,
+// what follows it, new lists, and the state the pass finds a subchannel in.
+
+// heThreeDropped: three addresses that all hang. The pass overlaps the three
+// attempts a Connection Attempt Delay apart and arms no timer after the last.
+func heThreeDropped() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-three-dropped").
+			Describe("b1, b2 and b3 drop SYNs; the client gets [b1, b2, b3] (IPv4); nothing answers for 1.2 s").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
+			At(0, scenario.Fault("b3/ipv4", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"), scenario.EP("b3/ipv4"))).
+			End(1200 * time.Millisecond).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-FIRST-PASS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				want := addrs(tr, "b1/ipv4", "b2/ipv4", "b3/ipv4")
+				g.Expect(tr).To(match.HaveAttemptOrder(want...))
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.Within(tr, labSlack)))
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.Within(tr, labSlack)))
+				// Overlapping, not serial: no attempt had failed when the
+				// next one started, so all three were in flight at once.
+				g.Expect(spec.Of(tr, trace.KindSubchannelState)).NotTo(gomega.ContainElement(
+					gomega.HaveField("State", "TRANSIENT_FAILURE")), "no attempt fails within 1.2 s; the next ones were started by the timer")
+			}},
+			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				last := spec.Addr(tr, "b3/ipv4")
+				as := attempts(tr, 0)
+				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:\n%v", as)
+				g.Expect(as[2].Addr).To(gomega.Equal(last))
+				if starts := spec.Of(tr, trace.KindTimerStart); len(spec.Of(tr, trace.KindSubchannelNew)) > 0 {
+					// Where the policy's timers are visible: one per address but the last.
+					g.Expect(starts).To(gomega.HaveLen(2), "timers:\n%s", render(starts))
+				}
+			}},
+		},
+		Agreement: firstPassSYNs(time.Second),
+	}
+}
+
+// heDelayClamp: a configured Connection Attempt Delay outside [100 ms, 2 s]
+// acts as the nearer bound. connectionAttemptDelay is the reference's knob
+// (A61 lets an implementation have one: a MAY); an implementation without
+// it cannot express the scenario.
+func heDelayClamp(name, configured string, want time.Duration) spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New(name).
+			Describe("the Connection Attempt Delay is configured as "+configured+"; b1's IPv6 address drops SYNs; the client gets [b1/ipv6, b1/ipv4]").
+			Backend("b1", scenario.Dual).
+			LB("pick_first", `{"connectionAttemptDelay":"`+configured+`"}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
+					want, spec.Within(tr, labSlack)))
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// heAllRefused: every address refuses. The first pass ends only when both
+// have failed; then re-resolution and TRANSIENT_FAILURE, which sticks while
+// every subchannel is retried on its own backoff, with re-resolution after
+// each round of failures; the faults are cleared at 1.5 s and the third
+// round connects.
+func heAllRefused() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-all-refused").
+			Describe("both of b1's addresses refuse until 1.5 s; the client gets [b1/ipv6, b1/ipv4]").
+			Backend("b1", scenario.Dual).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+			At(1500*time.Millisecond, scenario.Clear("b1/ipv6")).
+			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
+			After(scenario.On("balancer-state").WithState("READY"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-PASS-ENDS-ALL-FAILED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				tf := firstState(tr, "TRANSIENT_FAILURE")
+				g.Expect(tf).NotTo(gomega.BeNil(), "the pass never ended with TRANSIENT_FAILURE")
+				g.Expect(tf.T).To(gomega.BeNumerically(">=", end), "TRANSIENT_FAILURE before every address had failed")
+			}},
+			{Requirement: "A61-HE-NO-TF-DURING-PASS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				first := firstFailure(tr, spec.Addr(tr, "b1/ipv6"))
+				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				g.Expect(first).To(gomega.BeNumerically("<", end), "the addresses should fail one after the other")
+				during := trace.Select(rootStates(tr), func(e trace.Event) bool { return e.T >= first && e.T < end })
+				g.Expect(during).NotTo(gomega.ContainElement(gomega.HaveField("State", "TRANSIENT_FAILURE")),
+					"after b1/ipv6 failed and before b1/ipv4 did")
+			}},
+			{Requirement: "A61-HE-PASS-END-RERESOLVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				rr := spec.Of(tr, trace.KindResolveNow)
+				g.Expect(rr).NotTo(gomega.BeEmpty(), "no re-resolution at all")
+				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
+				g.Expect(rr[0].T-end).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
+					"re-resolution should come when the pass ends")
+			}},
+			{Requirement: "A61-HE-PASS-END-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(tr).To(match.StayInTransientFailureUntilReady())
+				g.Expect(firstState(tr, "READY")).NotTo(gomega.BeNil(), "never READY after the faults were cleared")
+			}},
+			{Requirement: "A61-HE-AFTER-PASS-ALL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				cleared := spec.Of(tr, trace.KindFaultClear)
+				g.Expect(cleared).NotTo(gomega.BeEmpty())
+				for _, a := range addrs(tr, "b1/ipv6", "b1/ipv4") {
+					// The second round, faults still on: each address is
+					// retried, whatever its place in the list.
+					retries := trace.Select(spec.Of(tr, trace.KindSYN), func(e trace.Event) bool {
+						return e.Addr == a && !e.Retransmit && e.T > end && e.T < cleared[0].T
+					})
+					g.Expect(retries).To(gomega.HaveLen(1), "retries of %s after the pass, before the faults were cleared", a)
+				}
+			}},
+			{Requirement: "A61-HE-AFTER-PASS-IDLE-CONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				idles := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool { return e.T > end && e.State == "IDLE" })
+				g.Expect(len(idles)).To(gomega.BeNumerically(">=", 3), "a backoff ends twice for the subchannel that wins, at least once for the other")
+				for _, idle := range idles {
+					var connect *trace.Event
+					for _, e := range spec.Of(tr, trace.KindSubchannelConnect) {
+						if e.Subchannel == idle.Subchannel && e.T >= idle.T {
+							connect = &e
+							break
+						}
+					}
+					g.Expect(connect).NotTo(gomega.BeNil(), "%s reported IDLE and was never asked to connect", idle.Subchannel)
+					g.Expect(connect.T-idle.T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
+						"%s should be asked to connect as soon as it reports IDLE", idle.Subchannel)
+				}
+			}},
+			{Requirement: "A61-HE-AFTER-PASS-RERESOLVE-COUNT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// After the pass: one re-resolution per two failures (two
+				// subchannels), counted across subchannels.
+				rr := spec.Of(tr, trace.KindResolveNow)
+				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:\n%s", render(rr))
+				tfs := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool {
+					return e.State == "TRANSIENT_FAILURE" && e.T > rr[0].T && e.T <= rr[1].T
+				})
+				g.Expect(tfs).To(gomega.HaveLen(2), "failures between the two re-resolutions")
+				g.Expect(rr[1].T - tfs[1].T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)))
+			}},
+		},
+		Agreement: firstPassSYNs(500 * time.Millisecond),
+	}
+}
+
+// heTurnTFSkips: the new list's pass finds b1 in backoff after a failure
+// and moves on to b2 at once.
+func heTurnTFSkips() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-turn-tf-skips").
+			Describe("b1 refuses; the client gets [b1], then at 300 ms (b1 in backoff) [b1, b2]").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+			At(300*time.Millisecond, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			At(310*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-TURN-TF-SKIPS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				up := nthUpdate(tr, 2)
+				b1, b2 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4")
+				g.Expect(attemptsTo(tr, b1, up)).To(gomega.BeEmpty(), "b1 is in backoff: no attempt")
+				at := attemptsTo(tr, b2, up)
+				g.Expect(at).NotTo(gomega.BeEmpty(), "b2 never attempted")
+				g.Expect(at[0]-up).To(gomega.BeNumerically("<", 100*time.Millisecond),
+					"b2 should be attempted at once, not a Connection Attempt Delay after b1")
+				res := spec.Of(tr, trace.KindRPCResult)
+				g.Expect(res).To(gomega.HaveLen(1))
+				g.Expect(res[0].Backend).To(gomega.Equal("b2"))
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// heTurnIdle: the shape that stalled implementations. The new list's pass
+// starts while b1 is in backoff (TRANSIENT_FAILURE), and b1's backoff ends
+// (IDLE) before the pass reaches it, three delays later: reaching it, the
+// pass must request a connection, and b1, healthy again, wins.
+func heTurnIdle() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-turn-idle").
+			Describe("b1 refuses; the client gets [b1]; at 700 ms (b1 in backoff until 0.8-1.2 s) b1 is healed and the client gets [b2, b3, b4, b1], whose others drop SYNs").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b3", scenario.V4Only).Backend("b4", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
+			At(0, scenario.Fault("b3/ipv4", scenario.Drop)).
+			At(0, scenario.Fault("b4/ipv4", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			At(700*time.Millisecond, scenario.Clear("b1/ipv4")).
+			At(700*time.Millisecond, scenario.Resolve(scenario.EP("b2/ipv4"), scenario.EP("b3/ipv4"), scenario.EP("b4/ipv4"), scenario.EP("b1/ipv4"))).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-TURN-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				up := nthUpdate(tr, 2)
+				want := addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4", "b1/ipv4")
+				g.Expect(order(attempts(tr, up))).To(gomega.Equal(want))
+				// The shape: b1 was in TRANSIENT_FAILURE when the pass
+				// started and IDLE before the pass reached it.
+				b1 := subchannelEvents(tr, want[3], trace.KindSubchannelState)
+				var atStart, idle string
+				var idleAt time.Duration
+				for _, e := range b1 {
+					if e.T <= up {
+						atStart = e.State
+					} else if idle == "" && e.State == "IDLE" {
+						idle, idleAt = e.State, e.T
+					}
+				}
+				g.Expect(atStart).To(gomega.Equal("TRANSIENT_FAILURE"), "b1's state when the pass started")
+				g.Expect(idle).To(gomega.Equal("IDLE"), "b1 never left backoff")
+				at := attemptsTo(tr, want[3], up)
+				g.Expect(at).NotTo(gomega.BeEmpty(), "the pass reached b1 (IDLE) and requested no connection")
+				g.Expect(idleAt).To(gomega.BeNumerically("<", at[0]))
+				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 750*time.Millisecond, spec.Within(tr, labSlack)),
+					"b1 is the fourth address: attempted three delays after the list arrived")
+			}},
+			{Requirement: "A61-HE-READY-DROPS-OTHERS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				b1 := spec.Addr(tr, "b1/ipv4")
+				var ready time.Duration
+				for _, e := range subchannelEvents(tr, b1, trace.KindSubchannelState) {
+					if e.State == "READY" {
+						ready = e.T
+					}
+				}
+				g.Expect(ready).NotTo(gomega.BeZero(), "b1 never READY")
+				for _, other := range addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4") {
+					sd := subchannelEvents(tr, other, trace.KindSubchannelShutdown)
+					g.Expect(sd).NotTo(gomega.BeEmpty(), "%s's attempt is still in flight", other)
+					g.Expect(sd[0].T-ready).To(gomega.And(gomega.BeNumerically(">=", 0),
+						gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond))),
+						"%s should be released when b1 is chosen", other)
+				}
+			}},
+		},
+		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// heNewList: a new list arrives while the old list's attempts are still in
+// flight; its pass starts over from its head, counting the kept subchannels
+// that are CONNECTING as attempts it made (with their timers), and reaches
+// the new address only after two delays.
+func heNewList() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-new-list").
+			Describe("b1 and b2 drop SYNs; the client gets [b1, b2], then at 400 ms [b2, b1, b3]").
+			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
+			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			At(400*time.Millisecond, scenario.Resolve(scenario.EP("b2/ipv4"), scenario.EP("b1/ipv4"), scenario.EP("b3/ipv4"))).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(5 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-NEW-LIST-NEW-PASS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				up := nthUpdate(tr, 2)
+				at := attemptsTo(tr, spec.Addr(tr, "b3/ipv4"), up)
+				g.Expect(at).NotTo(gomega.BeEmpty(), "b3 never attempted")
+				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 500*time.Millisecond, spec.Within(tr, labSlack)),
+					"the new pass walks b2 and b1 first, a Connection Attempt Delay each")
+				res := spec.Of(tr, trace.KindRPCResult)
+				g.Expect(res).To(gomega.HaveLen(1))
+				g.Expect(res[0].Backend).To(gomega.Equal("b3"))
+			}},
+			{Requirement: "A61-HE-TURN-CONNECTING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				up := nthUpdate(tr, 2)
+				for _, a := range addrs(tr, "b1/ipv4", "b2/ipv4") {
+					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "%s is CONNECTING: no new attempt", a)
+					connects := trace.Select(subchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
+					g.Expect(connects).To(gomega.BeEmpty(), "%s is CONNECTING: no new connection request", a)
+				}
+			}},
+		},
+		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// passEnd is when the first pass over the given addresses ended: the first
+// failure of the last of them to fail.
+func passEnd(g gomega.Gomega, tr *trace.Trace, as ...scenario.Addr) time.Duration {
+	var end time.Duration
+	for _, a := range as {
+		t := firstFailure(tr, spec.Addr(tr, a))
+		g.ExpectWithOffset(1, t).NotTo(gomega.BeNumerically("<", 0), "%s never failed", a)
+		end = max(end, t)
+	}
+	return end
+}
+
+// firstFailure is when a subchannel of addr first reported
+// TRANSIENT_FAILURE, or -1.
+func firstFailure(tr *trace.Trace, addr string) time.Duration {
+	for _, e := range subchannelEvents(tr, addr, trace.KindSubchannelState) {
+		if e.State == "TRANSIENT_FAILURE" {
+			return e.T
+		}
+	}
+	return -1
+}
+
+// firstState is the root policy's first report of state st, or nil.
+func firstState(tr *trace.Trace, st string) *trace.Event {
+	for _, e := range rootStates(tr) {
+		if e.State == st {
+			return &e
+		}
+	}
+	return nil
+}

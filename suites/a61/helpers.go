@@ -1,0 +1,153 @@
+package a61
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// attempt is one connection attempt: a SYN that is not a retransmission.
+type attempt struct {
+	T    time.Duration
+	Addr string
+}
+
+// attempts returns tr's connection attempts from `from` on, in time order.
+// Both modes capture SYNs (the simulator models them), so both see them.
+func attempts(tr *trace.Trace, from time.Duration) []attempt {
+	var out []attempt
+	for _, e := range spec.Of(tr, trace.KindSYN) {
+		if e.T >= from && !e.Retransmit {
+			out = append(out, attempt{e.T, e.Addr})
+		}
+	}
+	return out
+}
+
+// attemptsTo returns the times of the connection attempts to addr from
+// `from` on.
+func attemptsTo(tr *trace.Trace, addr string, from time.Duration) []time.Duration {
+	var out []time.Duration
+	for _, a := range attempts(tr, from) {
+		if a.Addr == addr {
+			out = append(out, a.T)
+		}
+	}
+	return out
+}
+
+// order is the addresses of as in order of their first attempt, each once.
+func order(as []attempt) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range as {
+		if !seen[a.Addr] {
+			seen[a.Addr] = true
+			out = append(out, a.Addr)
+		}
+	}
+	return out
+}
+
+// addrs turns symbolic addresses into tr's concrete ones.
+func addrs(tr *trace.Trace, as ...scenario.Addr) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = spec.Addr(tr, a)
+	}
+	return out
+}
+
+// updates are tr's resolver updates. A lab trace records each one twice,
+// as the harness pushed it and as the recorder saw the policy receive it,
+// a few microseconds apart: the second is left out.
+func updates(tr *trace.Trace) []trace.Event {
+	var out []trace.Event
+	for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
+		if n := len(out); n > 0 && e.T-out[n-1].T < 5*time.Millisecond && slices.EqualFunc(e.Endpoints, out[n-1].Endpoints, slices.Equal) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// nthUpdate is the time of tr's n-th resolver update (1-based).
+func nthUpdate(tr *trace.Trace, n int) time.Duration {
+	ups := updates(tr)
+	if len(ups) < n {
+		panic(fmt.Sprintf("the trace has %d resolver updates, not %d", len(ups), n))
+	}
+	return ups[n-1].T
+}
+
+// rootStates are the root policy's balancer-state events.
+func rootStates(tr *trace.Trace) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindBalancerState), func(e trace.Event) bool { return e.Policy == "" })
+}
+
+// subchannelAddrs maps each subchannel id to its (first) address, from the
+// subchannel-new events.
+func subchannelAddrs(tr *trace.Trace) map[string]string {
+	m := map[string]string{}
+	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
+		if len(e.Addrs) > 0 {
+			m[e.Subchannel] = e.Addrs[0]
+		}
+	}
+	return m
+}
+
+// subchannelEvents returns the events of kind k on subchannels of addr.
+func subchannelEvents(tr *trace.Trace, addr string, k trace.Kind) []trace.Event {
+	scs := subchannelAddrs(tr)
+	return trace.Select(tr.Events, trace.OfKind(k), func(e trace.Event) bool { return scs[e.Subchannel] == addr })
+}
+
+// connectionsPerBackend counts, per backend, the connections it accepted:
+// the backends' accept events in the lab; in the simulator, which has no
+// backend events, the SYN-ACKs (a TCP connection established) per backend
+// owning the address.
+func connectionsPerBackend(tr *trace.Trace) map[string]int {
+	n := map[string]int{}
+	if tr.Header.Mode == spec.Lab {
+		for _, e := range spec.Of(tr, trace.KindAccept) {
+			n[e.Backend]++
+		}
+		return n
+	}
+	sym := tr.Header.Scenario.Symbolic(runner.AddrOf)
+	for _, e := range spec.Of(tr, trace.KindSYNACK) {
+		if b, _, ok := sym[e.Addr].Split(); ok {
+			n[b]++
+		}
+	}
+	return n
+}
+
+// render lists events one per line for a failure message.
+func render(evs []trace.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString("  " + e.String() + "\n")
+	}
+	return b.String()
+}
+
+// firstPassSYNs selects the connection attempts made before cut: the part
+// of a run where the simulator and the lab take the same decisions. Later
+// retries follow each subchannel's backoff, whose jitter is seeded in the
+// simulator and random in grpc-go's subchannels.
+func firstPassSYNs(cut time.Duration) *compare.Options {
+	return &compare.Options{
+		Select: []trace.Pred{trace.OfKind(trace.KindSYN), func(e trace.Event) bool { return e.T < cut && !e.Retransmit }},
+		Ignore: []string{"peer", "backend"}, Tolerance: labSlack,
+	}
+}
