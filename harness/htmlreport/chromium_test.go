@@ -264,4 +264,21 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 	if _, d := countColours(shot); d < 20 {
 		t.Errorf("timeline screenshot has %d distinct colours: blank?", d)
 	}
+	// The state spans were drawn: CONNECTING and READY (balancer, subchannels)
+	// and TRANSIENT_FAILURE (the refused IPv6 subchannel), in report.js's colours.
+	for state, c := range map[string][3]uint8{"CONNECTING": {0xff, 0xf0, 0xa6}, "READY": {0x8f, 0xd1, 0x9e}, "TRANSIENT_FAILURE": {0xec, 0x7f, 0x7f}} {
+		n := 0
+		b := shot.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := shot.At(x, y).RGBA()
+				if near([3]uint8{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8)}, c) {
+					n++
+				}
+			}
+		}
+		if n < 500 {
+			t.Errorf("timeline screenshot: %d pixels of %s's colour, want a visible span", n, state)
+		}
+	}
 }

@@ -87,6 +87,12 @@
     rs.forEach(function (x) { if (RANK[x.verdict] > RANK[best]) best = x.verdict; });
     return best;
   }
+  function summary(rs) {
+    var n = {};
+    rs.forEach(function (x) { n[x.verdict] = (n[x.verdict] || 0) + 1; });
+    return VERDICTS.filter(function (v) { return n[v]; }).map(function (v) { return n[v] + " " + VLABEL[v].replace(/^\S+ /, ""); }).join(", ") +
+      " (of " + rs.length + " result" + (rs.length === 1 ? "" : "s") + "); click for the evidence";
+  }
   function chipText(v, rs) {
     var t = VLABEL[v];
     if (rs && rs.length > 1) {
@@ -135,7 +141,7 @@
           totals[i][v]++;
           var chip = el(v === "none" ? "span" : "button", {
             "class": "chip v-" + v, "data-verdict": v, "data-req": q.id, "data-impl": im,
-            title: v === "none" ? "no result for " + q.id + " on " + im : null,
+            title: v === "none" ? "no result for " + q.id + " on " + im : summary(rs),
             text: chipText(v, rs)
           });
           if (v !== "none") chip.addEventListener("click", function () { showDetail(q, im, rs, chip); });
@@ -172,7 +178,7 @@
     d.textContent = "";
     d.appendChild(el("h3", null, [el("code", { text: q.id }), " on ", impl]));
     d.appendChild(el("p", { "class": "reqtext" }, [q.text, q.section ? el("span", { "class": "hint", text: q.doc + ", " + q.section }) : null]));
-    rs.forEach(function (x) {
+    rs.slice().sort(function (a, b) { return RANK[b.verdict] - RANK[a.verdict]; }).forEach(function (x) {
       var r = runByKey[runKey(x.impl, x.spec, x.mode)];
       d.appendChild(el("div", { "class": "res" }, [
         el("span", { "class": "vtext v-" + x.verdict, text: VLABEL[x.verdict] }), " ",
@@ -692,7 +698,9 @@
       if (r.err) vs.appendChild(el("span", { "class": "vtext v-error", text: "run broke" }));
       t.appendChild(el("tr", null, [el("td", null, runLink(r, r.spec)), el("td", { text: r.mode }), el("td", { text: r.impl }), el("td", null, vs)]));
 
-      var sec = el("section", { "class": "run", id: r.id, "data-impl": r.impl, "data-spec": r.spec, "data-mode": r.mode });
+      // The section's id is not the fragment, so the browser does not
+      // scroll to it by itself: fromHash shows the run alone, at the top.
+      var sec = el("section", { "class": "run", id: "sec-" + r.id, "data-run": r.id, "data-impl": r.impl, "data-spec": r.spec, "data-mode": r.mode });
       var tr = D.traces[r.observed] || D.traces[r.golden];
       var desc = tr && tr.header.scenario && tr.header.scenario.description;
       sec.appendChild(el("div", { "class": "runhead" }, [el("h3", { "class": "mono", text: r.spec + " [" + r.mode + "]" }), el("span", { text: r.impl })]));
@@ -729,7 +737,7 @@
   }
   function fromHash() {
     var h = decodeURIComponent(location.hash.slice(1));
-    var sec = /^run-\d+$/.test(h) ? document.getElementById(h) : null;
+    var sec = /^run-\d+$/.test(h) ? document.getElementById("sec-" + h) : null;
     document.querySelectorAll("section.run.focused").forEach(function (s) { s.classList.remove("focused"); });
     var nav = document.getElementById("focusnav");
     nav.textContent = "";
