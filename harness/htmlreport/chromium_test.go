@@ -238,6 +238,13 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 	if o := tls[bad+" observed"]; count(o, "mark rst") != 1 || count(o, "mark timer-stop") != 1 || count(o, "span fault fault-reset") != 1 {
 		t.Errorf("observed (refused IPv6): want an RST, a stopped timer and a reset fault span")
 	}
+	hung := tls[s.RunOf["reference all-dropped sim"]+" observed"]
+	if count(hung, "mark syn retransmit") < 1 || count(hung, "mark rpc-result failed") != 1 || count(hung, "mark unanswered") != 1 {
+		t.Errorf("all-dropped: want retransmitted SYNs in one unanswered attempt and a failed RPC")
+	}
+	if !strings.Contains(dom, `class="tl-none" data-role="golden"`) {
+		t.Errorf("a run without a golden trace does not say so")
+	}
 	if !strings.Contains(tls[lab+" observed"], `data-lane="channel"`) {
 		t.Errorf("lab timeline: no channel lane (the driver's channel states)")
 	}

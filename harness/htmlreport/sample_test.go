@@ -128,6 +128,20 @@ func buildSample(t *testing.T) sample {
 	r.Results = append(r.Results, htmlreport.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
 		Mode: trace.ModeSim, Verdict: htmlreport.NotApplicable, Evidence: "the driver cannot express xDS"})
 
+	// An observation with no golden trace: every SYN dropped, so the kernel
+	// retransmits and the RPC's deadline passes.
+	hung := scenario.New("all-dropped").
+		Describe("b1's only address drops SYNs; the RPC has a 2.5 s deadline").
+		Backend("b1", scenario.V4Only).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(0, scenario.RPC("r1", scenario.Deadline(2500*time.Millisecond))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	addRun(htmlreport.Run{Impl: implRef, Spec: hung.Name, Mode: trace.ModeSim, Observed: sim(hung)})
+
 	cells := map[string]map[string]string{
 		implRef: {
 			"A61-HE-DELAY-DEFAULT": "pass", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",

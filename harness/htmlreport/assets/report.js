@@ -282,7 +282,7 @@
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
   }
 
-  var LABEL_W = 190, RIGHT_PAD = 16, AXIS_H = 22;
+  var LABEL_W = 190, PAD_L = 8, RIGHT_PAD = 16, AXIS_H = 22;
   function laneHeight(id, rows) {
     switch (laneType(id)) {
       case "addr": return 44;
@@ -320,10 +320,10 @@
   // on the run's shared scale.
   function drawTimeline(run, which, p, lanes, dom, width) {
     var evs = p ? p.lanes : {};
-    var plotW = Math.max(200, width - LABEL_W - RIGHT_PAD);
+    var plotW = Math.max(200, width - LABEL_W - PAD_L - RIGHT_PAD);
     var t0 = dom[0], t1 = dom[1];
-    function X(t) { return LABEL_W + (t - t0) / (t1 - t0) * plotW; }
-    function clampX(t) { return Math.max(LABEL_W, Math.min(LABEL_W + plotW, X(t))); }
+    function X(t) { return LABEL_W + PAD_L + (t - t0) / (t1 - t0) * plotW; }
+    function clampX(t) { return Math.max(LABEL_W, Math.min(LABEL_W + PAD_L + plotW, X(t))); }
     var timers = {};
     var heights = lanes.map(function (id) {
       var rows = 1;
@@ -341,7 +341,7 @@
         sv("rect", { width: 6, height: 6, fill: "#fde8e8" }),
         sv("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#e9a3a3", "stroke-width": 2.5 })
       ]),
-      sv("clipPath", { id: "clip-" + uid }, sv("rect", { x: LABEL_W, y: 0, width: plotW, height: total }))
+      sv("clipPath", { id: "clip-" + uid }, sv("rect", { x: LABEL_W, y: 0, width: PAD_L + plotW, height: total }))
     ]));
 
     // axis and grid
@@ -365,7 +365,7 @@
       g.appendChild(sv("text", { "class": "lanelabel", x: 6, y: h / 2 + 4, text: laneName(id) }));
       var body = sv("g", { "clip-path": "url(#clip-" + uid + ")" });
       g.appendChild(body);
-      drawLane(body, id, evs[id] || [], h, { X: X, clampX: clampX, t1: t1, uid: uid, timers: timers[id], plotRight: LABEL_W + plotW });
+      drawLane(body, id, evs[id] || [], h, { X: X, clampX: clampX, t1: t1, uid: uid, timers: timers[id], plotRight: LABEL_W + PAD_L + plotW });
       svg.appendChild(g);
       y += h;
     });
@@ -386,18 +386,18 @@
     });
     svg.addEventListener("mousemove", function (ev) {
       if (!brush) return;
-      var x = Math.max(LABEL_W, Math.min(LABEL_W + plotW, svgX(ev)));
+      var x = Math.max(LABEL_W + PAD_L, Math.min(LABEL_W + PAD_L + plotW, svgX(ev)));
       brush.setAttribute("x", Math.min(x, bx0));
       brush.setAttribute("width", Math.abs(x - bx0));
     });
     function endBrush(ev) {
       if (!brush) return;
-      var x = Math.max(LABEL_W, Math.min(LABEL_W + plotW, svgX(ev)));
+      var x = Math.max(LABEL_W + PAD_L, Math.min(LABEL_W + PAD_L + plotW, svgX(ev)));
       svg.removeChild(brush);
       brush = null;
       if (Math.abs(x - bx0) < 6) return;
-      var a = t0 + (Math.min(x, bx0) - LABEL_W) / plotW * (t1 - t0);
-      var b = t0 + (Math.max(x, bx0) - LABEL_W) / plotW * (t1 - t0);
+      var a = Math.max(0, t0 + (Math.min(x, bx0) - LABEL_W - PAD_L) / plotW * (t1 - t0));
+      var b = t0 + (Math.max(x, bx0) - LABEL_W - PAD_L) / plotW * (t1 - t0);
       run._domain = [a, b];
       renderRun(run);
     }
