@@ -91,9 +91,7 @@ func ignoreReresolution() spec.Spec {
 				}
 			}},
 		},
-		// Backoff jitter is drawn by the simulator's seeded source and by
-		// grpc-go's own in the lab: compare only the first round (< 800 ms,
-		// the shortest backoff).
+		// Retries from 800 ms on (the shortest first backoff).
 		Agreement: agreement(800*time.Millisecond, labSlack, slices.Concat(lbKinds, []trace.Kind{trace.KindResolveNow})...),
 	}
 }

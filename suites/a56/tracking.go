@@ -179,7 +179,12 @@ func timerFires(name, revision string) *scenario.Scenario {
 		MustBuild()
 }
 
-const rpcAt = 11 * time.Second
+const (
+	rpcAt = 11 * time.Second
+	// p1Retries is when p1 (created at 10 s) may first retry b2: after the
+	// shortest first backoff, 0.8 s.
+	p1Retries = failoverTimeout + 800*time.Millisecond
+)
 
 // p1Failed is when p1's subchannel (b2) first reported TRANSIENT_FAILURE.
 func p1Failed(g gomega.Gomega, tr *trace.Trace) time.Duration {
@@ -217,7 +222,7 @@ func timerFiresSeed() spec.Spec {
 				g.Expect(r1.Err).To(gomega.ContainSubstring(spec.Addr(tr, "b2/ipv4")), "r1 fails with p1's picker, whose error names b2")
 			}},
 		},
-		Agreement: agreement(0, labSlack, lbKinds...),
+		Agreement: agreement(p1Retries, labSlack, lbKinds...),
 	}
 }
 
@@ -249,7 +254,7 @@ func timerFiresLatest() spec.Spec {
 				g.Expect(r1.T - started(g, tr, "r1")).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
 			}},
 		},
-		Agreement: agreement(0, labSlack, lbKinds...),
+		Agreement: agreement(p1Retries, labSlack, lbKinds...),
 	}
 }
 
