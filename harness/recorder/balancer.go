@@ -100,6 +100,10 @@ func (r *recorder) UpdateClientConnState(s balancer.ClientConnState) error {
 		r.sinkSet, r.sinkName = true, cfg.sink
 		r.setSink(lookupSink(cfg.sink))
 	}
+	if cfg != nil && cfg.seed != 0 && r.child == nil && r.opts.Seed != cfg.seed {
+		r.opts.Seed = cfg.seed // before the first child sees its clock
+		r.clk = r.childClock()
+	}
 	r.emit(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: endpointAddrs(s.ResolverState)})
 	child, childCfg := r.fixed, serviceconfig.LoadBalancingConfig(nil)
 	if cfg != nil {

@@ -13,7 +13,11 @@ import (
 
 // Name is the name the recorder is registered under. Its config is
 //
-//	{"child": [{"<policy>": <config>}, ...], "sink": "<sink name>"}
+//	{"child": [{"<policy>": <config>}, ...], "sink": "<sink name>", "seed": 1}
+//
+// seed, when not zero, seeds the randomness of seam-aware children (as
+// Options.Seed does), so that a lab run draws what a simulated run with the
+// same seed draws.
 //
 // child is a LoadBalancingConfig list: the first registered policy is used.
 // sink names a sink given to RegisterSink; without it the default sink ("")
@@ -59,6 +63,7 @@ type lbConfig struct {
 	child    balancer.Builder
 	childCfg serviceconfig.LoadBalancingConfig // nil: the child takes none
 	sink     string
+	seed     uint64
 }
 
 // registered is the builder registered as conform_recorder.
@@ -78,6 +83,7 @@ func (registered) Build(cc balancer.ClientConn, opts balancer.BuildOptions) bala
 type jsonConfig struct {
 	Child []map[string]json.RawMessage `json:"child"`
 	Sink  string                       `json:"sink"`
+	Seed  uint64                       `json:"seed"`
 }
 
 func (registered) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalancingConfig, error) {
@@ -98,7 +104,7 @@ func (registered) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalancingCo
 			if err != nil {
 				return nil, fmt.Errorf("%s: config: child[%d] %q: %v", Name, i, name, err)
 			}
-			return &lbConfig{child: b, childCfg: cfg, sink: jc.Sink}, nil
+			return &lbConfig{child: b, childCfg: cfg, sink: jc.Sink, seed: jc.Seed}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: config: child lists no registered policy", Name)

@@ -142,7 +142,7 @@ func (lw *labWorld) connect(policy, config string, seed uint64) error {
 	sinkSeq.Unlock()
 	lw.unreg = recorder.RegisterSink(sink, timedSink{lw.log, lw.lab})
 	lw.res = manual.NewBuilderWithScheme("conform")
-	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"child":[{%q:%s}]}}]}`, recorder.Name, sink, policy, config)
+	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, sink, seed, policy, config)
 	cc, err := grpc.NewClient("conform:///"+lw.s.Name,
 		grpc.WithResolvers(lw.res),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -166,6 +166,14 @@ type timedSink struct {
 }
 
 func (t timedSink) Now() time.Duration { return t.lab.Now() }
+
+// Record keeps the recorder's policy events; the stimuli it also records
+// (resolver updates) are the harness's own, recorded once, by the runner.
+func (t timedSink) Record(e trace.Event) {
+	if e.Source != trace.SourceHarness {
+		t.eventLog.Record(e)
+	}
+}
 
 func (lw *labWorld) watchStates() {
 	defer lw.wg.Done()

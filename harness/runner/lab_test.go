@@ -68,3 +68,53 @@ func TestFromLab_KindsAreTraceKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestLab_SeededLikeTheSimulator verifies that a lab run draws the policy's
+// randomness from the run's seed, as the simulator does: pick_first with
+// shuffleAddressList (A62) connects to the endpoints in the same shuffled
+// order in both modes.
+func TestLab_SeededLikeTheSimulator(t *testing.T) {
+	requireLab(t)
+	b := scenario.New("shuffle-seeded").LB("pick_first", `{"shuffleAddressList": true}`)
+	var eps []scenario.Endpoint
+	for _, n := range []string{"b1", "b2", "b3", "b4", "b5", "b6"} {
+		b = b.Backend(n, scenario.V4Only).At(0, scenario.Fault(scenario.Addr(n+"/ipv4"), scenario.Reset))
+		eps = append(eps, scenario.EP(scenario.Addr(n+"/ipv4")))
+	}
+	s := b.At(0, scenario.Resolve(eps...)).End(200 * time.Millisecond).MustBuild()
+	order := func(tr *trace.Trace) []string {
+		var out []string
+		for _, e := range tr.Events {
+			if e.Kind == trace.KindSubchannelNew && len(e.Addrs) > 0 && !slices.Contains(out, e.Addrs[0]) {
+				out = append(out, e.Addrs[0])
+			}
+		}
+		return out
+	}
+	for _, seed := range []uint64{3, 4} {
+		simTr, err := Sim(context.Background(), s, Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		labTr, err := Lab(context.Background(), s, Options{Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := order(labTr), order(simTr); !slices.Equal(got, want) || len(want) != 6 {
+			t.Errorf("seed %d: lab order %v, simulated order %v", seed, got, want)
+		}
+	}
+}
+
+// TestLab_ResolverUpdatesRecordedOnce verifies that a lab trace has each
+// resolver update once (the runner's), not once more from the recorder.
+func TestLab_ResolverUpdatesRecordedOnce(t *testing.T) {
+	requireLab(t)
+	tr, err := Lab(context.Background(), heDroppedIPv6(), Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))); n != 1 {
+		t.Errorf("%d resolver-update events, want 1\n%s", n, dump(tr.Events))
+	}
+}
