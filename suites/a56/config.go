@@ -192,3 +192,46 @@ func addressUpdateForwarded() spec.Spec {
 		Agreement: agreement(0, labSlack, lbKinds...),
 	}
 }
+
+// updateChoosesOnce: p0 is back in use and p1 deactivated (READY); then a
+// resolver update routes no endpoint to either child, so both pick_firsts
+// report TRANSIENT_FAILURE while being updated, p0 first. Choosing after
+// p0's report alone would reactivate p1 and report its READY picker; choosing
+// once, after both are updated, reports only the last priority's failure.
+func updateChoosesOnce() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionUpdates,
+		Scenario: primaryBack("update-chooses-once",
+			"p0 on b1 back in use after refusing, p1 on b2 deactivated; then an update whose only endpoint's path leads to no child").
+			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 100*time.Millisecond, scenario.Resolve(at("b1/ipv4", "nowhere"))).
+			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 200*time.Millisecond, scenario.RPC("r3")).
+			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			End(10 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A56-UPDATE-CHOOSE-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
+				var update time.Duration
+				for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
+					if e.T > result(g, tr, "r2").T {
+						update = e.T
+						break
+					}
+				}
+				g.Expect(update).NotTo(gomega.BeZero(), "no second resolver update")
+				after := between(balancerStates(tr), update, time.Hour)
+				g.Expect(len(after)).To(gomega.Equal(1), "one choice for the whole update:%s", render(after))
+				g.Expect(after[0].State).To(gomega.Equal("TRANSIENT_FAILURE"), "both children failed: the last priority's state")
+				g.Expect(result(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
+			}},
+			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				d := timers(tr, timerDeactivation)
+				stops := ofTimer(d, trace.KindTimerStop)
+				g.Expect(stops).To(gomega.HaveLen(1), "the scan reaches p1 and reactivates it:%s", render(d))
+				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T))
+				g.Expect(stops[0].T).To(gomega.BeNumerically("<", started(g, tr, "r3")))
+			}},
+		},
+		Agreement: agreement(0, backoffSlack, lbKinds...),
+	}
+}

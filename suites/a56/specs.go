@@ -86,6 +86,7 @@ func Specs() []spec.Spec {
 		connectingAfterTF(),
 		// Configuration Updates
 		addressUpdateForwarded(),
+		updateChoosesOnce(),
 		// Algorithm for Choosing a Priority
 		emptyPriorities(),
 		tfFailoverAtOnce(),
