@@ -19,7 +19,7 @@ import (
 // Doc is a gRFC the catalogue draws from: "A61".
 type Doc string
 
-// The documents the catalogue knows. A75 is reserved for a later issue.
+// The documents the catalogue knows.
 const (
 	A56 Doc = "A56"
 	A61 Doc = "A61"

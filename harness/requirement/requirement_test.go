@@ -16,7 +16,7 @@ func TestCatalogue_EmbeddedLoadsAndValidates(t *testing.T) {
 	if got, want := len(c.All()), len(All()); got != want {
 		t.Fatalf("Parse gives %d requirements, All gives %d", got, want)
 	}
-	for _, d := range []Doc{A56, A61, A62} {
+	for _, d := range []Doc{A56, A61, A62, A75} {
 		if n := len(ForDoc(d)); n == 0 {
 			t.Errorf("ForDoc(%s) is empty", d)
 		}
@@ -31,7 +31,7 @@ func TestCatalogue_EmbeddedLoadsAndValidates(t *testing.T) {
 // TestCatalogue_ByIDAndForDoc verifies lookups by ID and by document,
 // including the IDs other packages already name.
 func TestCatalogue_ByIDAndForDoc(t *testing.T) {
-	for _, id := range []string{"A61-HE-DELAY-DEFAULT", "A61-HE-DELAY-CLAMP", "A62-STICKY-TF", "A56-FAILOVER-TIMER-10S"} {
+	for _, id := range []string{"A61-HE-DELAY-DEFAULT", "A61-HE-DELAY-CLAMP", "A62-STICKY-TF", "A56-FAILOVER-TIMER-10S", "A75-IDLE-TIMEOUT-DEFAULT-1H"} {
 		r, ok := ByID(id)
 		if !ok {
 			t.Errorf("ByID(%q): not found", id)
@@ -74,6 +74,7 @@ func TestCatalogue_RevisionDifferencesArePaired(t *testing.T) {
 		{"A56-READDED-CHILD-NOT-REACTIVATED", "A56-READDED-CHILD-NEW"},
 		{"A62-SHUFFLE-BEFORE-CONNECT", "A62-SHUFFLE-ON-UPDATE"},
 		{"A61-LOGICAL-DNS-FORCED-PICK-FIRST", "A61-LOGICAL-DNS-ONE-ENDPOINT"},
+		{"A75-AGG-BACKCOMPAT-ENV", "A75-AGG-BACKCOMPAT-UNDERLYING"},
 	}
 	for _, p := range pairs {
 		seed, ok1 := ByID(p[0])
@@ -92,6 +93,16 @@ func TestCatalogue_RevisionDifferencesArePaired(t *testing.T) {
 	for _, r := range All() {
 		if r.Revision != Both && r.DiffersFrom == "" && r.Note == "" {
 			t.Errorf("%s: %s-only with neither differs_from nor note", r.ID, r.Revision)
+		}
+	}
+}
+
+// TestCatalogue_A75IsXDS verifies every A75 statement is scoped xds: the
+// document changes only the xDS cluster tree and xds_override_host.
+func TestCatalogue_A75IsXDS(t *testing.T) {
+	for _, r := range ForDoc(A75) {
+		if r.Scope != XDS {
+			t.Errorf("catalogue.yaml:%d: %s: scope %q, want xds", r.Line, r.ID, r.Scope)
 		}
 	}
 }

@@ -14,6 +14,7 @@ var specFiles = map[Doc]map[Revision]string{
 	A61: {Seed: "A61-ipv4-ipv6-dualstack-backends.md", Latest: "related/A61-latest-revision.md"},
 	A62: {Seed: "A62-pick-first-sticky-tf-and-shuffle.md", Latest: "related/A62-latest-revision.md"},
 	A56: {Seed: "A56-priority-lb-policy.md", Latest: "related/A56-latest-revision.md"},
+	A75: {Seed: "A75-xds-aggregate-cluster-fixes.md", Latest: "related/A75-latest-revision.md"},
 }
 
 // amendingFiles are the documents that amend a latest revision.
@@ -27,6 +28,7 @@ var amendingFiles = map[string]string{
 var wordingOnly = map[Doc]map[string]string{
 	A61: {"Ring Hash": "latest names A42 as the origin of the one-at-a-time connection logic; the rule is unchanged"},
 	A62: {"Use sticky-TF by default": "latest changes a link's text from 'here' to 'above'"},
+	A75: {"Temporary environment variable protection": "seed finds no guard needed, latest finds one infeasible; either way nothing is guarded (A75-NO-ENV-GUARD)"},
 }
 
 // specDir finds shared/spec: $CONFORM_SPEC_DIR, or ../../../shared/spec
