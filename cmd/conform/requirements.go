@@ -13,7 +13,7 @@ import (
 const requirementsUsage = `Usage:
   conform requirements [--doc A61] [--width 100]
       Prints the requirement catalogue — every checkable statement of A61,
-      A62 and A56, with its document, revision and section — and, for each,
+      A62, A56 and A75, with its document, revision and section — and, for each,
       the specs that check it. Requirements no spec checks are listed as
       UNCOVERED, never hidden.
 
@@ -23,7 +23,7 @@ Flags:
 func runRequirements(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("requirements", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	doc := fs.String("doc", "", "only this document (A61, A62, A56)")
+	doc := fs.String("doc", "", "only this document (A61, A62, A56, A75)")
 	width := fs.Int("width", requirement.DefaultWidth, "the table's width in columns")
 	fs.Usage = func() { fmt.Fprint(stderr, requirementsUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +40,9 @@ func runRequirements(_ context.Context, args []string, stdout, stderr io.Writer)
 	for _, su := range suites() {
 		for _, sp := range su.specs() {
 			for _, id := range sp.Requirements() {
+				if r, known := requirement.ByID(id); known && *doc != "" && !strings.EqualFold(string(r.Doc), *doc) {
+					continue // another document's: not this table's business
+				}
 				checkedBy[id] = append(checkedBy[id], su.name+"/"+sp.Name())
 			}
 		}
