@@ -136,7 +136,9 @@ func Start(ns Namespaces, host string, opts ...Option) (*Server, error) {
 }
 
 // SetResources replaces the state of the world of each type in resources
-// with the given resources, at version; types not in the map keep theirs.
+// with the given resources, at version; types not in the map keep theirs,
+// and so do types whose resources are the same as before (proto.Equal): their
+// version does not change and no response is sent.
 // An empty (or nil) list for a type removes every resource of it. Clients
 // subscribed to a replaced type get a response with the new version.
 // Resources are sent as given, invalid ones included (NACK scenarios).
@@ -152,13 +154,22 @@ func (s *Server) SetResources(version string, resources map[resource.Type][]type
 		if i == types.UnknownType {
 			return fmt.Errorf("xdsserver: unknown resource type %q", typ)
 		}
+		names := map[string]bool{}
 		for _, r := range rs {
 			if r == nil {
 				return fmt.Errorf("xdsserver: a nil %s resource", ShortType(typ))
 			}
-			if cache.GetResourceName(r) == "" {
+			n := cache.GetResourceName(r)
+			if n == "" {
 				return fmt.Errorf("xdsserver: a %s resource without a name", ShortType(typ))
 			}
+			if names[n] {
+				return fmt.Errorf("xdsserver: two %s resources named %q", ShortType(typ), n)
+			}
+			names[n] = true
+		}
+		if sameResources(next.Resources[i], rs) {
+			continue // unchanged: keep the version, send nothing
 		}
 		next.Resources[i] = cache.NewResources(version, slices.Clone(rs))
 	}
@@ -320,4 +331,20 @@ func resourceName(typeURL string, value []byte) string {
 		return ""
 	}
 	return cache.GetResourceName(m)
+}
+
+// sameResources reports whether cur holds exactly the resources rs (same
+// names, proto.Equal contents). A type never set is not the same as an empty
+// list: setting it empty sends a response.
+func sameResources(cur cache.Resources, rs []types.Resource) bool {
+	if cur.Version == "" || len(cur.Items) != len(rs) {
+		return false
+	}
+	for _, r := range rs {
+		old, ok := cur.Items[cache.GetResourceName(r)]
+		if !ok || !proto.Equal(old.Resource, r) {
+			return false
+		}
+	}
+	return true
 }

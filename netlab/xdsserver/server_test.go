@@ -201,8 +201,9 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	for _, addr := range []string{ServerURI(), ServerURIV6()} {
 		t.Run(addr, func(t *testing.T) {
-			if err := s.SetResources("v1", map[resource.Type][]types.Resource{
-				resource.ClusterType:  {testCluster("c1", cluster.Cluster_ROUND_ROBIN)},
+			v1 := "v1-" + addr
+			if err := s.SetResources(v1, map[resource.Type][]types.Resource{
+				resource.ClusterType:  {testCluster("c1", cluster.Cluster_RANDOM)},
 				resource.EndpointType: {&endpoint.ClusterLoadAssignment{ClusterName: "c1"}},
 			}); err != nil {
 				t.Fatal(err)
@@ -211,8 +212,8 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 			c := dialADS(t, lab, addr)
 			c.send(&discovery.DiscoveryRequest{Node: &core.Node{Id: node}, TypeUrl: resource.ClusterType, ResourceNames: []string{"c1"}})
 			resp := c.recv()
-			if resp.GetVersionInfo() != "v1" || resp.GetTypeUrl() != resource.ClusterType {
-				t.Fatalf("first response: version %q type %q, want v1 CDS", resp.GetVersionInfo(), resp.GetTypeUrl())
+			if resp.GetVersionInfo() != v1 || resp.GetTypeUrl() != resource.ClusterType {
+				t.Fatalf("first response: version %q type %q, want %s CDS", resp.GetVersionInfo(), resp.GetTypeUrl(), v1)
 			}
 			if cs := decodeCluster(t, resp); len(cs) != 1 || cs[0].GetName() != "c1" {
 				t.Fatalf("first response carries %v, want c1", cs)
@@ -222,14 +223,14 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 				t.Errorf("first request event = %v", sub)
 			}
 			sent := waitEvent(t, s, "response", func(e Event) bool { return e.Node == node && e.Response })
-			if sent.Nonce != resp.GetNonce() || sent.Version != "v1" || !slices.Equal(sent.Names, []string{"c1"}) {
+			if sent.Nonce != resp.GetNonce() || sent.Version != v1 || !slices.Equal(sent.Names, []string{"c1"}) {
 				t.Errorf("response event = %v, client got nonce %q", sent, resp.GetNonce())
 			}
 
 			c.send(&discovery.DiscoveryRequest{TypeUrl: resource.ClusterType, ResourceNames: []string{"c1"},
-				VersionInfo: "v1", ResponseNonce: resp.GetNonce()})
+				VersionInfo: v1, ResponseNonce: resp.GetNonce()})
 			ack := waitEvent(t, s, "ACK", func(e Event) bool { return e.Node == node && e.Kind == ACK })
-			if ack.Version != "v1" || ack.Nonce != resp.GetNonce() || ack.RespondedVersion != "v1" || ack.ErrorDetail != "" {
+			if ack.Version != v1 || ack.Nonce != resp.GetNonce() || ack.RespondedVersion != v1 || ack.ErrorDetail != "" {
 				t.Errorf("ACK event = %v", ack)
 			}
 
@@ -245,10 +246,10 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 				t.Fatalf("second response version %q, want %s", resp.GetVersionInfo(), v2)
 			}
 			c.send(&discovery.DiscoveryRequest{TypeUrl: resource.ClusterType, ResourceNames: []string{"c1"},
-				VersionInfo: "v1", ResponseNonce: resp.GetNonce(),
+				VersionInfo: v1, ResponseNonce: resp.GetNonce(),
 				ErrorDetail: &statuspb.Status{Code: 3, Message: "cluster c1: ring_hash is not wanted here"}})
 			nack := waitEvent(t, s, "NACK", func(e Event) bool { return e.Node == node && e.Kind == NACK })
-			if nack.Version != "v1" || nack.Nonce != resp.GetNonce() || nack.RespondedVersion != v2 ||
+			if nack.Version != v1 || nack.Nonce != resp.GetNonce() || nack.RespondedVersion != v2 ||
 				nack.ErrorCode != 3 || nack.ErrorDetail != "cluster c1: ring_hash is not wanted here" {
 				t.Errorf("NACK event = %v", nack)
 			}
@@ -258,6 +259,13 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 			c.send(&discovery.DiscoveryRequest{TypeUrl: resource.EndpointType, ResourceNames: []string{"c1"}})
 			if resp = c.recv(); resp.GetTypeUrl() != resource.EndpointType {
 				t.Fatalf("after the NACK the server sent %s version %q, want the EDS response", ShortType(resp.GetTypeUrl()), resp.GetVersionInfo())
+			}
+			// Setting the same resources again sends nothing (the response
+			// after it is v3's), nor does a type left out.
+			if err := s.SetResources("unchanged", map[resource.Type][]types.Resource{
+				resource.ClusterType: {testCluster("c1", cluster.Cluster_RING_HASH)},
+			}); err != nil {
+				t.Fatal(err)
 			}
 			// The next version is sent.
 			v3 := "v3-" + addr
@@ -280,6 +288,22 @@ func TestLab_ADS_SubscribeACKNACK(t *testing.T) {
 	defer mu.Unlock()
 	if evs := s.Events(); len(hooked) != len(evs) {
 		t.Errorf("hook saw %d events, Events has %d", len(hooked), len(evs))
+	}
+}
+
+// TestSetResources_RefusesMalformed: unknown types, nil, unnamed and
+// duplicate resources are refused before anything is sent.
+func TestSetResources_RefusesMalformed(t *testing.T) {
+	s := &Server{}
+	for name, rs := range map[string]map[resource.Type][]types.Resource{
+		"unknown type": {"type.googleapis.com/nope": {testCluster("c1", 0)}},
+		"nil":          {resource.ClusterType: {nil}},
+		"unnamed":      {resource.ClusterType: {testCluster("", 0)}},
+		"duplicate":    {resource.ClusterType: {testCluster("c1", 0), testCluster("c1", 1)}},
+	} {
+		if err := s.SetResources("v", rs); err == nil {
+			t.Errorf("%s: SetResources succeeded", name)
+		}
 	}
 }
 
