@@ -69,6 +69,27 @@ const (
 	KindTimerStop          Kind = "timer-stop"           // Timer stopped before firing
 )
 
+// Control-plane kinds: what the lab's xDS management server saw.
+const (
+	// KindXDSRequest: the server received a DiscoveryRequest from Node for
+	// TypeURL with Names, Version (the client's version_info: the last
+	// version it accepted) and Nonce (the response it answers). XDS says
+	// what it was: request (no nonce: a subscription), ACK, or NACK (with
+	// error_detail: Err its message, Code its status code, Detail
+	// "rejected <version>" when the server knows the version it sent with
+	// Nonce).
+	KindXDSRequest Kind = "xds-request"
+)
+
+// What an xds-request was (Event.XDS): the xDS protocol's rule, from the
+// request's own fields (no nonce: a subscription; error_detail: a NACK;
+// otherwise an ACK).
+const (
+	XDSSubscribe = "request"
+	XDSACK       = "ACK"
+	XDSNACK      = "NACK"
+)
+
 // Driver kinds.
 const (
 	KindChannelState Kind = "channel-state" // the channel's connectivity State
@@ -102,6 +123,12 @@ type Event struct {
 	Retransmit   bool          `json:"retransmit,omitempty"` // a SYN retransmission
 	WaitForReady bool          `json:"wait_for_ready,omitempty"`
 	Endpoints    [][]string    `json:"endpoints,omitempty"` // a resolver update: addresses per endpoint
+	Node         string        `json:"node,omitempty"`      // xDS node id
+	TypeURL      string        `json:"type_url,omitempty"`  // xDS resource type URL
+	XDS          string        `json:"xds,omitempty"`       // request, ACK or NACK
+	Version      string        `json:"version,omitempty"`   // xDS version_info
+	Nonce        string        `json:"nonce,omitempty"`     // xDS response_nonce
+	Names        []string      `json:"names,omitempty"`     // xDS resource names
 	Err          string        `json:"err,omitempty"`
 	Detail       string        `json:"detail,omitempty"`
 }

@@ -16,6 +16,7 @@ var allKinds = []Kind{
 	KindSubchannelNew, KindSubchannelConnect, KindSubchannelAddrs, KindSubchannelState,
 	KindSubchannelHealth, KindSubchannelShutdown, KindBalancerState, KindPick,
 	KindResolveNow, KindTimerStart, KindTimerFire, KindTimerStop,
+	KindXDSRequest,
 	KindChannelState, KindRPCResult, KindLog,
 }
 

@@ -62,6 +62,14 @@ func (e Event) String() string {
 	if e.WaitForReady {
 		word("wait_for_ready")
 	}
+	kv("node", e.Node)
+	kv("type_url", e.TypeURL)
+	kv("xds", e.XDS)
+	kv("version", e.Version)
+	kv("nonce", e.Nonce)
+	if len(e.Names) > 0 {
+		raw("names", "["+strings.Join(e.Names, " ")+"]")
+	}
 	kv("err", e.Err)
 	kv("detail", e.Detail)
 	return b.String()
