@@ -53,6 +53,21 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 	case StepResolverErr:
 		e, err := r.one(n, p, "err")
 		return ResolverError{Err: e}, err
+	case StepConfig:
+		f, err := r.fields(n, p, "lb_policy", "lb_config", "service_config")
+		if err != nil {
+			return nil, err
+		}
+		var c SetConfig
+		for _, fld := range []struct {
+			key string
+			dst *string
+		}{{"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
+			if *fld.dst, err = r.optStr(f, fld.key, p); err != nil {
+				return nil, err
+			}
+		}
+		return c, nil
 	}
 	return nil, r.errAt(n, p, "unknown action")
 }

@@ -124,6 +124,17 @@ func ResolveError(msg string) ResolverError {
 	return ResolverError{Err: msg}
 }
 
+// Config replaces the client's policy and its JSON config during the run
+// (a SetConfig step).
+func Config(policy, config string) SetConfig {
+	return SetConfig{LBPolicy: policy, LBConfig: config}
+}
+
+// ConfigService replaces the client's service config (JSON) during the run.
+func ConfigService(json string) SetConfig {
+	return SetConfig{ServiceConfig: json}
+}
+
 // Health sets the health status (Serving, NotServing) served on address a.
 func Health(a Addr, status string) SetHealth {
 	return SetHealth{Addr: a, Status: status}

@@ -190,7 +190,7 @@ func (r *reader) steps(n *yaml.Node) ([]Step, error) {
 var actionKeys = []string{
 	string(StepResolve), string(StepFault), string(StepClear), string(StepBackendDown),
 	string(StepBackendUp), string(StepRPC), string(StepWait), string(StepFinish),
-	string(StepHealth), string(StepResolverErr),
+	string(StepHealth), string(StepResolverErr), string(StepConfig),
 }
 
 func (r *reader) step(n *yaml.Node, p string) (Step, error) {

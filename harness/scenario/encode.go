@@ -121,6 +121,11 @@ func actionNode(a Action) (*yaml.Node, error) {
 		m.add("status", scalar("!!str", a.Status))
 	case ResolverError:
 		m.add("err", scalar("!!str", a.Err))
+	case SetConfig:
+		m.flow = false
+		m.str("lb_policy", a.LBPolicy)
+		m.str("lb_config", a.LBConfig)
+		m.str("service_config", a.ServiceConfig)
 	default:
 		return nil, fmt.Errorf("unknown action %T", a)
 	}

@@ -146,12 +146,13 @@ const (
 	StepFinish      StepKind = "finish"         // EndRun
 	StepHealth      StepKind = "health"         // SetHealth
 	StepResolverErr StepKind = "resolver_error" // ResolverError
+	StepConfig      StepKind = "config"         // SetConfig
 )
 
 // Action is what a step does: one of ResolverUpdate, ResolverError,
-// SetFault, ClearFault, SetHealth, BackendDown, BackendUp, StartRPC,
-// WaitFor, EndRun. Runners switch on the
-// concrete type (or on Kind).
+// SetConfig, SetFault, ClearFault, SetHealth, BackendDown, BackendUp,
+// StartRPC, WaitFor, EndRun. Runners switch on the concrete type (or on
+// Kind).
 type Action interface {
 	Kind() StepKind
 	isAction()
@@ -178,6 +179,16 @@ type Endpoint struct {
 // ResolverError makes the resolver report an error instead of addresses.
 type ResolverError struct {
 	Err string
+}
+
+// SetConfig replaces the client's LB configuration during the run, as a
+// new service config from the resolver does: the policy receives it with
+// the last resolver update's addresses. Exactly one of LBPolicy and
+// ServiceConfig is set, with the meaning they have in Client.
+type SetConfig struct {
+	LBPolicy      string // a policy name, as in Client.LBPolicy
+	LBConfig      string // its config as JSON text (an object); empty means {}
+	ServiceConfig string // a whole service config as JSON text
 }
 
 // Health statuses an address's health service can serve (A17); runners
@@ -275,6 +286,9 @@ func (SetHealth) Kind() StepKind { return StepHealth }
 // Kind implements Action.
 func (ResolverError) Kind() StepKind { return StepResolverErr }
 
+// Kind implements Action.
+func (SetConfig) Kind() StepKind { return StepConfig }
+
 func (ResolverUpdate) isAction() {}
 func (SetFault) isAction()       {}
 func (ClearFault) isAction()     {}
@@ -285,6 +299,7 @@ func (WaitFor) isAction()        {}
 func (EndRun) isAction()         {}
 func (SetHealth) isAction()      {}
 func (ResolverError) isAction()  {}
+func (SetConfig) isAction()      {}
 
 // Cond matches trace events: the Count-th event (counting from the start of
 // the run) of kind Kind whose set fields all equal the event's. Addr is
@@ -316,7 +331,7 @@ func EventKinds() []string {
 		"accept", "preface", "rpc-served",
 		"subchannel-new", "subchannel-connect", "subchannel-state",
 		"subchannel-health", "subchannel-shutdown", "balancer-state",
-		"subchannel-addresses", "exit-idle",
+		"subchannel-addresses", "exit-idle", "config-update",
 		"pick", "resolve-now", "timer-start", "timer-fire", "timer-stop",
 		"channel-state", "rpc-result",
 	}

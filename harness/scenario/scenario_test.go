@@ -27,6 +27,8 @@ func heDroppedIPv6() *Builder {
 		At(2*time.Second, Wait(On("channel-state").WithState("READY"), 5*time.Second)).
 		At(3*time.Second, Health("b1/ipv4", NotServing)).
 		At(4*time.Second, ResolveError("name not found")).
+		At(5*time.Second, Config("conform_pick_first", `{"shuffleAddressList":true}`)).
+		At(6*time.Second, ConfigService(`{"loadBalancingConfig":[{"round_robin":{}}]}`)).
 		After(On("rpc-result").WithRPC("r1").WithCode("OK"), Finish()).
 		End(30 * time.Second)
 }
@@ -40,14 +42,14 @@ func TestBuilder_ProducesTypedTimeline(t *testing.T) {
 		kinds = append(kinds, st.Kind())
 	}
 	want := []StepKind{StepFault, StepResolve, StepRPC, StepClear, StepBackendDown, StepBackendUp, StepWait,
-		StepHealth, StepResolverErr, StepFinish}
+		StepHealth, StepResolverErr, StepConfig, StepConfig, StepFinish}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Fatalf("step kinds (-want +got):\n%s", diff)
 	}
 	if got := s.Steps[3].After.N(); got != 2 {
 		t.Errorf("count of the clear step's condition = %d, want 2", got)
 	}
-	if got := s.Steps[9].After.N(); got != 1 {
+	if got := s.Steps[11].After.N(); got != 1 {
 		t.Errorf("default count = %d, want 1", got)
 	}
 }
@@ -143,6 +145,8 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"after-bad-undefined-rpc.yaml":         {7, "steps[1].after.rpc", `rpc "r2" is not defined`},
 		"after-bad-unknown-kind.yaml":          {5, "steps[0].after.kind", "unknown event kind"},
 		"client-bad-lb-config.yaml":            {6, "client.lb_config", "not a JSON object"},
+		"config-bad-lb-config.yaml":            {10, "steps[1].config.lb_config", "not a JSON object"},
+		"config-bad-no-policy.yaml":            {9, "steps[1].config", "needs lb_policy or service_config"},
 		"end-bad-step-after-end.yaml":          {5, "steps[0].at", "after the end"},
 		"fault-bad-undefined-backend.yaml":     {13, "steps[2].fault.addr", `backend "b3" is not defined`},
 		"resolve-bad-missing-family.yaml":      {8, "steps[0].resolve.endpoints[0].addrs[1]", "has no ipv6 address"},
@@ -215,6 +219,11 @@ func TestValidate_Problems(t *testing.T) {
 		{"no action", base().At(0, nil).End(time.Second), "steps[0]"},
 		{"unknown health status", base().At(0, Health("b1/ipv4", "MAYBE")).End(time.Second), "steps[0].health.status"},
 		{"empty resolver error", base().At(0, ResolveError("")).End(time.Second), "steps[0].resolver_error.err"},
+		{"empty config", base().At(0, SetConfig{}).End(time.Second), "steps[0].config"},
+		{"config without policy", base().At(0, Config("", `{}`)).End(time.Second), "steps[0].config.lb_config"},
+		{"config with policy and service config", base().At(0, SetConfig{LBPolicy: "p", ServiceConfig: `{}`}).End(time.Second), "steps[0].config.service_config"},
+		{"config not JSON", base().At(0, Config("p", `{"a":`)).End(time.Second), "steps[0].config.lb_config"},
+		{"config service config not an object", base().At(0, ConfigService(`"x"`)).End(time.Second), "steps[0].config.service_config"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -61,16 +61,23 @@ func (v *validator) client() error {
 	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS {
 		return fieldErr("client.target", "unknown target form %q (want manual or dns)", c.Target)
 	}
-	if c.LBConfig != "" && c.LBPolicy == "" {
-		return fieldErr("client.lb_config", "set without lb_policy")
+	return checkLB("client", c.LBPolicy, c.LBConfig, c.ServiceConfig)
+}
+
+// checkLB checks a policy, its config and a service config at the path p:
+// at most one of policy and service config, a config only with a policy,
+// and the JSON texts objects.
+func checkLB(p, policy, config, serviceConfig string) error {
+	if config != "" && policy == "" {
+		return fieldErr(p+".lb_config", "set without lb_policy")
 	}
-	if c.LBPolicy != "" && c.ServiceConfig != "" {
-		return fieldErr("client.service_config", "set together with lb_policy: use one")
+	if policy != "" && serviceConfig != "" {
+		return fieldErr(p+".service_config", "set together with lb_policy: use one")
 	}
-	if err := checkJSONObject("client.lb_config", c.LBConfig); err != nil {
+	if err := checkJSONObject(p+".lb_config", config); err != nil {
 		return err
 	}
-	return checkJSONObject("client.service_config", c.ServiceConfig)
+	return checkJSONObject(p+".service_config", serviceConfig)
 }
 
 // checkJSONObject accepts empty text or one JSON object.
@@ -191,6 +198,11 @@ func (v *validator) action(p string, a Action) error {
 			return fieldErr(p+".err", "must not be empty")
 		}
 		return nil
+	case SetConfig:
+		if a.LBPolicy == "" && a.ServiceConfig == "" && a.LBConfig == "" {
+			return fieldErr(p, "needs lb_policy or service_config")
+		}
+		return checkLB(p, a.LBPolicy, a.LBConfig, a.ServiceConfig)
 	}
 	return fieldErr(p, "unknown action %T", a)
 }

@@ -49,6 +49,7 @@ const (
 	KindHealthSet      Kind = "health-set"      // Addr now serves health State
 	KindDNSQuery       Kind = "dns-query"       // the lab DNS answered Peer: Detail is "TYPE name RCODE"
 	KindExitIdle       Kind = "exit-idle"       // the channel asked the policy to leave IDLE
+	KindConfigUpdate   Kind = "config-update"   // the client's LB config replaced (Detail: the policy's JSON config)
 	KindNote           Kind = "note"            // free text (Detail): an observation
 )
 

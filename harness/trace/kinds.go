@@ -12,7 +12,7 @@ var allKinds = []Kind{
 	KindSYN, KindSYNACK, KindRST,
 	KindAccept, KindPreface, KindRPCServed,
 	KindResolverUpdate, KindFaultSet, KindFaultClear, KindBackendDown, KindBackendUp,
-	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindNote,
+	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindConfigUpdate, KindNote,
 	KindSubchannelNew, KindSubchannelConnect, KindSubchannelAddrs, KindSubchannelState,
 	KindSubchannelHealth, KindSubchannelShutdown, KindBalancerState, KindPick,
 	KindResolveNow, KindTimerStart, KindTimerFire, KindTimerStop,

@@ -16,7 +16,7 @@ import (
 //	"addr:<ip:port>"    it names an address (capture, accept, preface, fault-*, health-set)
 //	"backend:<name>"    it names a backend only (backend-down, backend-up)
 //	"channel"           channel-state
-//	"resolver"          resolver-update, resolver-error
+//	"resolver"          resolver-update, resolver-error, config-update
 //	""                  anything else (note, log): no lane
 func Lane(e Event) string {
 	switch {
@@ -32,7 +32,7 @@ func Lane(e Event) string {
 		return "backend:" + e.Backend
 	case e.Kind == KindChannelState:
 		return "channel"
-	case e.Kind == KindResolverUpdate || e.Kind == KindResolverError || e.Kind == KindDNSQuery:
+	case e.Kind == KindResolverUpdate || e.Kind == KindResolverError || e.Kind == KindConfigUpdate || e.Kind == KindDNSQuery:
 		return "resolver"
 	}
 	return ""

@@ -277,6 +277,7 @@ func TestLane_Rules(t *testing.T) {
 		{Event{Kind: KindBackendDown, Backend: "b1"}, "backend:b1"},
 		{Event{Kind: KindChannelState, State: "READY"}, "channel"},
 		{Event{Kind: KindResolverUpdate}, "resolver"},
+		{Event{Kind: KindConfigUpdate, Source: SourceHarness, Detail: `{"priorities":[]}`}, "resolver"},
 		{Event{Kind: KindNote, Detail: "x"}, ""},
 	}
 	for _, c := range cases {
