@@ -66,6 +66,7 @@ import (
 
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/serviceconfig"
 
 	"github.com/conformlab/conform/harness/clock"
@@ -116,6 +117,7 @@ type World struct {
 	pickerGen  uint64
 	queued     []*rpc // RPCs waiting for a picker, in start order
 	resolveNow int
+	rstate     resolver.State // the last resolver update, for SetConfig
 }
 
 // New builds the balancer registered as builderName inside a new World.

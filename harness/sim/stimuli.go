@@ -72,10 +72,38 @@ func (w *World) Resolve(s resolver.State) error {
 		return nil
 	}
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: endpointAddrs(s)})
+	w.rstate = s
+	cfg := w.cfg
 	w.mu.Unlock()
 	var err error
 	w.call(func() {
-		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: w.cfg})
+		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
+	})
+	return err
+}
+
+// SetConfig replaces the balancer's LB config (recorded as config-update,
+// Detail the JSON text). lbConfigJSON is parsed with the builder's
+// ParseConfig, as New parses its config; the balancer gets it at once, with
+// the last resolver update's state, as grpc-go's channel pushes a changed
+// service config, and with every resolver update after. A config the
+// builder refuses changes nothing and is not recorded.
+func (w *World) SetConfig(lbConfigJSON string) error {
+	cfg, err := parseConfig(balancer.Get(w.builder), lbConfigJSON)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
+	w.cfg = cfg
+	s := w.rstate
+	w.mu.Unlock()
+	w.call(func() {
+		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
 	})
 	return err
 }

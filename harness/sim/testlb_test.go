@@ -78,7 +78,8 @@ type testLB struct {
 	scs     []*testSC
 	timers  map[string]clock.Timer
 	started bool
-	done    int // Done callbacks seen
+	updates []balancer.ClientConnState // every UpdateClientConnState, in order
+	done    int                        // Done callbacks seen
 	// busy is set while a call into the policy runs; reentered counts calls
 	// that arrived while another was running (the channel must prevent it).
 	busy      bool
@@ -96,6 +97,7 @@ func (b *testLB) enter() func() {
 
 func (b *testLB) UpdateClientConnState(s balancer.ClientConnState) error {
 	defer b.enter()()
+	b.updates = append(b.updates, s)
 	if c, ok := s.BalancerConfig.(*testLBConfig); ok {
 		b.cfg = c
 	} else if b.cfg == nil {
