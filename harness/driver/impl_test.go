@@ -72,6 +72,23 @@ func TestNeeds_AttemptDelayExtension(t *testing.T) {
 	}
 }
 
+// TestMissingCapabilities_ConfigStep verifies a scenario that changes the
+// LB config during the run is one no driver can express, with the reason.
+func TestMissingCapabilities_ConfigStep(t *testing.T) {
+	all := Hello{Can: map[string]bool{}}
+	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS, CanResolver} {
+		all.Can[c] = true
+	}
+	s := heDroppedIPv6()
+	if got := (&labRun{s: s}).missingCapabilities(all); got != "" {
+		t.Fatalf("without a config step: missing %q, want nothing", got)
+	}
+	s.Steps = append(s.Steps, scenario.Step{At: s.End, Action: scenario.Config("pick_first", `{}`)})
+	if got := (&labRun{s: s}).missingCapabilities(all); !strings.Contains(got, "a config step") {
+		t.Errorf("with a config step: missing %q, want the config step named", got)
+	}
+}
+
 // TestNotApplicable_IsAVerdictReason verifies a wrapped *NotApplicable
 // still gives its reason to whoever turns errors into verdicts.
 func TestNotApplicable_IsAVerdictReason(t *testing.T) {

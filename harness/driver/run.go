@@ -212,7 +212,20 @@ func (lr *labRun) missingCapabilities(h Hello) string {
 	if usesDNS(h) && resolverUpdates(lr.s) > 1 {
 		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
 	}
+	if changesConfig(lr.s) {
+		missing = append(missing, "a config step (the driver protocol has no command to change the LB config during a run)")
+	}
 	return strings.Join(missing, ", ")
+}
+
+// changesConfig reports whether s has a config step.
+func changesConfig(s *scenario.Scenario) bool {
+	for _, st := range s.Steps {
+		if _, ok := st.Action.(scenario.SetConfig); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // usesDNS reports whether the driver said it cannot host the conform

@@ -14,7 +14,9 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
+	"google.golang.org/grpc/serviceconfig"
 	"google.golang.org/grpc/status"
 
 	"github.com/conformlab/conform/harness/recorder"
@@ -121,6 +123,13 @@ type labWorld struct {
 	cc    *grpc.ClientConn
 	unreg func()
 
+	// What a config step needs to wrap a new policy config as connect
+	// wrapped the first, and to push it with the last resolver state.
+	sink string
+	seed uint64
+	last resolver.State             // the last resolver update pushed
+	sc   *serviceconfig.ParseResult // the config steps' service config; nil: the default one
+
 	wg   sync.WaitGroup // the state watcher and the RPCs
 	mu   sync.Mutex
 	rpcs map[string]context.CancelFunc
@@ -138,11 +147,11 @@ var sinkSeq struct {
 func (lw *labWorld) connect(policy, config string, seed uint64) error {
 	sinkSeq.Lock()
 	sinkSeq.n++
-	sink := fmt.Sprintf("runner-lab-%d", sinkSeq.n)
+	lw.sink, lw.seed = fmt.Sprintf("runner-lab-%d", sinkSeq.n), seed
 	sinkSeq.Unlock()
-	lw.unreg = recorder.RegisterSink(sink, timedSink{lw.log, lw.lab})
+	lw.unreg = recorder.RegisterSink(lw.sink, timedSink{lw.log, lw.lab})
 	lw.res = manual.NewBuilderWithScheme("conform")
-	sc := fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, sink, seed, policy, config)
+	sc := lw.serviceConfig(policy, config)
 	cc, err := grpc.NewClient("conform:///"+lw.s.Name,
 		grpc.WithResolvers(lw.res),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -157,6 +166,13 @@ func (lw *labWorld) connect(policy, config string, seed uint64) error {
 	lw.wg.Add(1)
 	go lw.watchStates()
 	return nil
+}
+
+// serviceConfig is the channel's service config for the reference policy
+// and its JSON config: the policy wrapped in the recorder, with the run's
+// sink and seed.
+func (lw *labWorld) serviceConfig(policy, config string) string {
+	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, lw.sink, lw.seed, policy, config)
 }
 
 // timedSink stamps recorder events on the lab's timebase.
@@ -249,8 +265,33 @@ func (lw *labWorld) apply(a scenario.Action) error {
 	case scenario.StartRPC:
 		lw.startRPC(a)
 		return nil
+	case scenario.SetConfig:
+		return lw.setConfig(a)
 	}
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
+}
+
+// setConfig gives the channel a new service config, as a resolver does:
+// the new policy config wrapped in the recorder as connect wraps the first,
+// parsed by the channel and pushed with the last resolver state. The
+// channel hands it to the recorder, which keeps its child when the policy
+// is the same and gives it the new config. Later resolver updates carry it
+// too, as a real resolver's would.
+func (lw *labWorld) setConfig(a scenario.SetConfig) error {
+	policy, config, err := stepPolicy(a)
+	if err != nil {
+		return err
+	}
+	pr := lw.res.CC().ParseServiceConfig(lw.serviceConfig(policy, config))
+	if pr.Err != nil {
+		return fmt.Errorf("service config: %w", pr.Err)
+	}
+	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: config})
+	lw.sc = pr
+	st := lw.last
+	st.ServiceConfig = lw.sc
+	lw.res.UpdateState(st)
+	return nil
 }
 
 func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
@@ -259,6 +300,8 @@ func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
 		return err
 	}
 	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	lw.last = st
+	st.ServiceConfig = lw.sc
 	lw.res.UpdateState(st)
 	return nil
 }

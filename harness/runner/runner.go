@@ -77,6 +77,12 @@ func referencePolicy(c scenario.Client) (name, config string, err error) {
 	return name, config, err
 }
 
+// stepPolicy is referencePolicy for a config step: the reference policy
+// and its JSON config (standard names rewritten by reference.RewriteConfig).
+func stepPolicy(a scenario.SetConfig) (name, config string, err error) {
+	return referencePolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+}
+
 // firstLBConfig returns the first policy of a service config's
 // loadBalancingConfig list.
 func firstLBConfig(serviceConfig string) (name, config string, err error) {

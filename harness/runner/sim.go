@@ -26,7 +26,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer w.Close()
-	sw := &simWorld{s: s, w: w, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
+	sw := &simWorld{s: s, w: w, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
 	for i, b := range s.Backends {
 		var addrs []string
 		for _, fam := range b.Stack.Families() {
@@ -50,6 +50,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 type simWorld struct {
 	s      *scenario.Scenario
 	w      *sim.World
+	policy string                        // the reference policy the World was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
 }
@@ -93,8 +94,23 @@ func (sw *simWorld) apply(a scenario.Action) error {
 	case scenario.StartRPC:
 		sw.w.StartRPC(a.ID, sim.RPCOptions{WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: metadata.New(a.Metadata)})
 		return nil
+	case scenario.SetConfig:
+		return sw.setConfig(a)
 	}
 	return fmt.Errorf("the simulator cannot apply %s", a.Kind())
+}
+
+// setConfig gives the World's policy its new config. The simulator builds
+// one policy per run, so a config naming another policy is refused.
+func (sw *simWorld) setConfig(a scenario.SetConfig) error {
+	policy, config, err := stepPolicy(a)
+	if err != nil {
+		return err
+	}
+	if policy != sw.policy {
+		return fmt.Errorf("the simulator cannot change the policy from %s to %s during a run", sw.policy, policy)
+	}
+	return sw.w.SetConfig(config)
 }
 
 // simHealth maps the health statuses an address can serve to the states a

@@ -1,0 +1,112 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// twoPriorities is a priority config over pick_first children, highest
+// first, with A115's removal of dropped children ("latest").
+func twoPriorities(names ...string) string {
+	var kids, prios []string
+	for _, n := range names {
+		kids = append(kids, `"`+n+`":{"config":[{"pick_first":{}}]}`)
+		prios = append(prios, `"`+n+`"`)
+	}
+	return `{"revision":"latest","children":{` + strings.Join(kids, ",") + `},"priorities":[` + strings.Join(prios, ",") + `]}`
+}
+
+// configChange: p0 (b1) serves r1; at 200 ms a config step drops p0, so r2
+// goes to p1 (b2); at 400 ms a resolver update repeats the addresses, and r3
+// must still go to p1: the new config outlives resolver updates.
+func configChange() *scenario.Scenario {
+	eps := scenario.Resolve(scenario.EP("b1/ipv4").With("path", "p0"), scenario.EP("b2/ipv4").With("path", "p1"))
+	return scenario.New("config-change").
+		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		LB("priority_experimental", twoPriorities("p0", "p1")).
+		At(0, eps).
+		At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+		At(200*time.Millisecond, scenario.Config("priority_experimental", twoPriorities("p1"))).
+		At(201*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
+		At(400*time.Millisecond, eps).
+		At(450*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
+		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+		End(5 * time.Second).
+		MustBuild()
+}
+
+// checkConfigChange verifies a run of configChange in either mode.
+func checkConfigChange(t *testing.T, tr *trace.Trace) {
+	t.Helper()
+	want := map[string]string{"r1": "b1", "r2": "b2", "r3": "b2"}
+	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindRPCResult)) {
+		if e.Backend != want[e.RPC] {
+			t.Errorf("%s answered by %q (%s), want %s\n%s", e.RPC, e.Backend, e.Code, want[e.RPC], dump(tr.Events))
+		}
+		delete(want, e.RPC)
+	}
+	if len(want) > 0 {
+		t.Errorf("RPCs without a result: %v\n%s", want, dump(tr.Events))
+	}
+	cu := trace.Select(tr.Events, trace.OfKind(trace.KindConfigUpdate))
+	if len(cu) != 1 || cu[0].Source != trace.SourceHarness || !strings.Contains(cu[0].Detail, `"priorities":["p1"]`) {
+		t.Fatalf("config-update events %v, want one from the harness with the new config\n%s", cu, dump(tr.Events))
+	}
+	if cu[0].T < 200*time.Millisecond || cu[0].T > 250*time.Millisecond {
+		t.Errorf("config-update at %v, want at 200ms", cu[0].T)
+	}
+	if n := len(trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))); n != 2 {
+		t.Errorf("%d resolver-update events, want 2 (a config update is not one)", n)
+	}
+	// A115: p0, dropped from the config, is removed at once. (The lab's
+	// channel shuts the rest down when the run ends, after r3.)
+	var shut []trace.Event
+	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelShutdown)) {
+		if e.T < 400*time.Millisecond {
+			shut = append(shut, e)
+		}
+	}
+	if len(shut) != 1 || shut[0].T < cu[0].T || shut[0].T > cu[0].T+50*time.Millisecond {
+		t.Errorf("subchannel shutdowns %v, want p0's one at the config update (%v)", shut, cu[0].T)
+	}
+}
+
+// TestSim_ConfigStep verifies a config step reaches the simulated policy at
+// its time, is recorded, and stays in force for later resolver updates.
+func TestSim_ConfigStep(t *testing.T) {
+	tr, err := Sim(context.Background(), configChange(), Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	checkConfigChange(t, tr)
+}
+
+// TestLab_ConfigStep verifies the same in the lab, where the new config
+// reaches the channel as a service config from the resolver.
+func TestLab_ConfigStep(t *testing.T) {
+	requireLab(t)
+	tr, err := Lab(context.Background(), configChange(), Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	checkConfigChange(t, tr)
+}
+
+// TestSim_ConfigStepCannotChangePolicy verifies the simulator refuses,
+// naming both, a config step that names another policy.
+func TestSim_ConfigStepCannotChangePolicy(t *testing.T) {
+	s := scenario.New("policy-change").Backend("b1", scenario.V4Only).
+		LB("pick_first", `{}`).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(time.Millisecond, scenario.Config("round_robin", `{}`)).
+		End(time.Second).MustBuild()
+	_, err := Sim(context.Background(), s, Options{Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "cannot change the policy") || !strings.Contains(err.Error(), "steps[1] (config)") {
+		t.Fatalf("Sim error = %v, want the config step refused", err)
+	}
+}
