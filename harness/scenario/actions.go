@@ -50,6 +50,8 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 		}
 		st, err := r.optStr(f, "status", p)
 		return SetHealth{Addr: Addr(addr), Status: st}, err
+	case StepXDS:
+		return r.xds(n, p)
 	case StepResolverErr:
 		e, err := r.one(n, p, "err")
 		return ResolverError{Err: e}, err

@@ -155,14 +155,14 @@ func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
 
 func (r *reader) client(n *yaml.Node) (Client, error) {
 	var c Client
-	f, err := r.fields(n, "client", "target", "lb_policy", "lb_config", "service_config")
+	f, err := r.fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config")
 	if err != nil {
 		return c, err
 	}
 	for _, fld := range []struct {
 		key string
 		dst *string
-	}{{"target", &c.Target}, {"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
+	}{{"target", &c.Target}, {"listener", &c.Listener}, {"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
 		if *fld.dst, err = r.optStr(f, fld.key, "client"); err != nil {
 			return c, err
 		}
@@ -190,7 +190,7 @@ func (r *reader) steps(n *yaml.Node) ([]Step, error) {
 var actionKeys = []string{
 	string(StepResolve), string(StepFault), string(StepClear), string(StepBackendDown),
 	string(StepBackendUp), string(StepRPC), string(StepWait), string(StepFinish),
-	string(StepHealth), string(StepResolverErr), string(StepConfig),
+	string(StepHealth), string(StepResolverErr), string(StepXDS), string(StepConfig),
 }
 
 func (r *reader) step(n *yaml.Node, p string) (Step, error) {

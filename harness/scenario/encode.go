@@ -65,6 +65,7 @@ func toNode(s *Scenario) (*yaml.Node, error) {
 func clientNode(c Client) *yaml.Node {
 	m := &mapping{}
 	m.str("target", c.Target)
+	m.str("listener", c.Listener)
 	m.str("lb_policy", c.LBPolicy)
 	m.str("lb_config", c.LBConfig)
 	m.str("service_config", c.ServiceConfig)
@@ -121,6 +122,8 @@ func actionNode(a Action) (*yaml.Node, error) {
 		m.add("status", scalar("!!str", a.Status))
 	case ResolverError:
 		m.add("err", scalar("!!str", a.Err))
+	case XDSResources:
+		return xdsNode(a), nil
 	case SetConfig:
 		m.flow = false
 		m.str("lb_policy", a.LBPolicy)

@@ -108,7 +108,8 @@ const (
 // LBPolicy and ServiceConfig is set; with neither, the channel uses its
 // default policy.
 type Client struct {
-	Target        string // TargetManual (when empty) or TargetDNS
+	Target        string // TargetManual (when empty), TargetDNS or TargetXDS
+	Listener      string // with TargetXDS: the listener the client asks for
 	LBPolicy      string // a registered policy name ("conform_pick_first")
 	LBConfig      string // the policy's config as JSON text (an object); empty means {}
 	ServiceConfig string // a whole service config as JSON text
@@ -333,7 +334,7 @@ func EventKinds() []string {
 		"subchannel-health", "subchannel-shutdown", "balancer-state",
 		"subchannel-addresses", "exit-idle", "config-update",
 		"pick", "resolve-now", "timer-start", "timer-fire", "timer-stop",
-		"channel-state", "rpc-result",
+		"channel-state", "rpc-result", "xds-request",
 	}
 }
 

@@ -155,6 +155,9 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"step-bad-two-actions.yaml":            {7, "steps[0]", "more than one action"},
 		"timeline-bad-time-backwards.yaml":     {7, "steps[1].at", "times go backwards"},
 		"unknown-field-bad-unknown-field.yaml": {6, "steps[0].fault.jitter", "unknown field"},
+		"xds-bad-unknown-cluster-type.yaml":    {9, "steps[0].xds.clusters[0].type", `unknown cluster type "STATIC"`},
+		"xds-bad-endpoint-family.yaml":         {14, "steps[0].xds.endpoints[0].priorities[0].localities[0].endpoints[0].additional_addresses[0]", "has no ipv6 address"},
+		"xds-bad-step-without-target.yaml":     {7, "steps[0].xds", "needs client.target xds"},
 		// yaml.v3 reports a parser error on the line before the one where
 		// the unclosed flow mapping starts; we pass its number through.
 		"yaml-bad-syntax.yaml": {2, "", "did not find expected"},
@@ -199,7 +202,7 @@ func TestValidate_Problems(t *testing.T) {
 		{"duplicate backend", base().Backend("b1", V4Only).End(time.Second), "backends[1].name"},
 		{"unknown stack", base().Backend("b2", "ipv5").End(time.Second), "backends[1].stack"},
 		{"no end", base(), "end"},
-		{"unknown target", base().Target("xds").End(time.Second), "client.target"},
+		{"unknown target", base().Target("xdss").End(time.Second), "client.target"},
 		{"config without policy", base().LB("", `{}`).End(time.Second), "client.lb_config"},
 		{"policy and service config", base().LB("p", "").ServiceConfig(`{}`).End(time.Second), "client.service_config"},
 		{"service config not an object", base().ServiceConfig(`[1]`).End(time.Second), "client.service_config"},

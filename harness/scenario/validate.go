@@ -58,8 +58,11 @@ func (v *validator) top() error {
 
 func (v *validator) client() error {
 	c := v.s.Client
-	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS {
-		return fieldErr("client.target", "unknown target form %q (want manual or dns)", c.Target)
+	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS && c.Target != TargetXDS {
+		return fieldErr("client.target", "unknown target form %q (want manual, dns or xds)", c.Target)
+	}
+	if err := v.xdsClient(); err != nil {
+		return err
 	}
 	return checkLB("client", c.LBPolicy, c.LBConfig, c.ServiceConfig)
 }
@@ -193,6 +196,8 @@ func (v *validator) action(p string, a Action) error {
 			return fieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
 		}
 		return v.addr(p+".addr", a.Addr)
+	case XDSResources:
+		return v.xds(p, a)
 	case ResolverError:
 		if a.Err == "" {
 			return fieldErr(p+".err", "must not be empty")

@@ -1,0 +1,198 @@
+package scenario
+
+import "time"
+
+// TargetXDS: the client resolves "xds:///" + Client.Listener through the
+// lab's xDS management server, whose resources follow the timeline's xds
+// steps (XDSResources). Resolver updates feed the lab DNS, for
+// LOGICAL_DNS clusters.
+const TargetXDS = "xds"
+
+// StepXDS sets the management server's resources (XDSResources).
+const StepXDS StepKind = "xds"
+
+// XDSResources sets the xDS management server's state of the world: every
+// listener, route configuration, cluster and load assignment it serves,
+// replacing the previous step's (a type whose resources did not change
+// keeps its version, so clients get no response for it). It is a compact
+// model of the resources gRPC reads (gRFCs A27, A37, A52, A61, A62, A75);
+// harness/xdsres turns it into Envoy protos.
+type XDSResources struct {
+	// Version is the version the server gives changed types; empty: the
+	// runner numbers xds steps "1", "2", … in timeline order.
+	Version      string
+	Listeners    []XDSListener
+	RouteConfigs []XDSRouteConfig
+	Clusters     []XDSCluster
+	Endpoints    []XDSLoadAssignment
+}
+
+// XDSListener is an API listener whose HTTP connection manager takes its
+// routes from RouteConfig over ADS (RDS), with the router filter.
+type XDSListener struct {
+	Name        string // the client's Client.Listener names one
+	RouteConfig string // a route configuration's name
+}
+
+// XDSRouteConfig has one virtual host for every domain ("*") with one
+// route: every path ("/" prefix) to Cluster.
+type XDSRouteConfig struct {
+	Name    string
+	Cluster string
+}
+
+// ClusterType is a cluster's discovery type.
+type ClusterType string
+
+// The cluster types gRPC supports (A37 for the last two).
+const (
+	ClusterEDS        ClusterType = "EDS"
+	ClusterLogicalDNS ClusterType = "LOGICAL_DNS"
+	ClusterAggregate  ClusterType = "AGGREGATE"
+)
+
+// The LB policies a cluster may name.
+const (
+	XDSRoundRobin = "round_robin" // lb_policy ROUND_ROBIN (the default)
+	XDSRingHash   = "ring_hash"   // lb_policy RING_HASH, ring_hash_lb_config
+	XDSPickFirst  = "pick_first"  // load_balancing_policy (A52) with envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst (A62)
+)
+
+// XDSCluster is one CDS resource.
+type XDSCluster struct {
+	Name string
+	Type ClusterType
+	// Clusters is an AGGREGATE cluster's ordered list of clusters (A37).
+	// Empty makes a resource gRPC rejects.
+	Clusters []string
+	// DNSHost and DNSPort are a LOGICAL_DNS cluster's address; port 0 means
+	// the backends' port.
+	DNSHost string
+	DNSPort int
+	// LBPolicy is XDSRoundRobin (when empty), XDSRingHash or XDSPickFirst.
+	LBPolicy string
+	// Shuffle is pick_first's shuffle_address_list (A62).
+	Shuffle bool
+	// MinRingSize and MaxRingSize are ring_hash's; zero leaves them unset.
+	MinRingSize, MaxRingSize uint64
+	// OutlierDetection, when set, is the cluster's outlier_detection (A50).
+	OutlierDetection *XDSOutlierDetection
+	// UpstreamConfig, when set, is the cluster's upstream_config (A75).
+	UpstreamConfig *XDSUpstreamConfig
+}
+
+// XDSOutlierDetection is a cluster's outlier_detection, the fields gRPC
+// reads (A50). Zero leaves a field unset (the proto's default applies).
+type XDSOutlierDetection struct {
+	Interval           time.Duration
+	BaseEjectionTime   time.Duration
+	MaxEjectionTime    time.Duration
+	MaxEjectionPercent uint32
+	// SuccessRate, when set, enables success rate ejection
+	// (enforcing_success_rate); when nil it is disabled (0).
+	SuccessRate *XDSSuccessRate
+	// FailurePercentage, when set, enables failure percentage ejection
+	// (enforcing_failure_percentage); when nil it is disabled (0).
+	FailurePercentage *XDSFailurePercentage
+}
+
+// XDSSuccessRate is success rate ejection's part of outlier_detection.
+// Enforcement (1-100) is required; zero leaves another field unset.
+type XDSSuccessRate struct {
+	StdevFactor   uint32 // success_rate_stdev_factor (1000ths)
+	Enforcement   uint32 // enforcing_success_rate
+	MinimumHosts  uint32 // success_rate_minimum_hosts
+	RequestVolume uint32 // success_rate_request_volume
+}
+
+// XDSFailurePercentage is failure percentage ejection's part.
+// Enforcement (1-100) is required; zero leaves another field unset.
+type XDSFailurePercentage struct {
+	Threshold     uint32 // failure_percentage_threshold
+	Enforcement   uint32 // enforcing_failure_percentage
+	MinimumHosts  uint32 // failure_percentage_minimum_hosts
+	RequestVolume uint32 // failure_percentage_request_volume
+}
+
+// XDSUpstreamConfig is a cluster's upstream_config: exactly one of
+// HTTPProtocolOptions and TypeURL. A75 reads idle_timeout from it and
+// NACKs anything but HttpProtocolOptions, and an idle_timeout out of
+// google.protobuf.Duration's range; every such case can be written.
+type XDSUpstreamConfig struct {
+	// HTTPProtocolOptions: an
+	// envoy.extensions.upstreams.http.v3.HttpProtocolOptions.
+	HTTPProtocolOptions *XDSHTTPProtocolOptions
+	// TypeURL: an Any of this other type URL, with an empty value.
+	TypeURL string
+}
+
+// XDSHTTPProtocolOptions is the part of HttpProtocolOptions A75 reads.
+type XDSHTTPProtocolOptions struct {
+	// Common sets common_http_protocol_options (without idle_timeout
+	// unless IdleTimeout is set, which implies it).
+	Common bool
+	// IdleTimeout is common_http_protocol_options.idle_timeout as sent:
+	// out-of-range values are kept, for the NACK cases.
+	IdleTimeout *XDSDuration
+}
+
+// XDSDuration is a google.protobuf.Duration, field by field.
+type XDSDuration struct {
+	Seconds int64
+	Nanos   int32
+}
+
+// XDSLoadAssignment is one EDS resource (a ClusterLoadAssignment), for the
+// EDS cluster of the same name.
+type XDSLoadAssignment struct {
+	Cluster string
+	// Priorities: index 0 is priority 0 (A56: the highest).
+	Priorities []XDSPriority
+}
+
+// XDSPriority is the localities of one priority.
+type XDSPriority struct {
+	Localities []XDSLocality
+}
+
+// XDSLocality is one locality of a priority.
+type XDSLocality struct {
+	Name      string // the locality's sub_zone (region and zone are empty)
+	Weight    uint32 // load_balancing_weight; zero leaves it unset
+	Endpoints []XDSEndpoint
+}
+
+// The health statuses an endpoint may carry (envoy.config.core.v3.HealthStatus).
+const (
+	HealthUnknown   = "UNKNOWN"
+	HealthHealthy   = "HEALTHY"
+	HealthUnhealthy = "UNHEALTHY"
+	HealthDraining  = "DRAINING"
+	HealthTimeout   = "TIMEOUT"
+	HealthDegraded  = "DEGRADED"
+)
+
+// XDSEndpoint is one endpoint: an address and its additional addresses
+// (A61), symbolic like every address of a scenario.
+type XDSEndpoint struct {
+	Addr            Addr
+	AdditionalAddrs []Addr
+	Health          string // one of the Health… constants; empty leaves it unset (UNKNOWN)
+	Weight          uint32 // load_balancing_weight; zero leaves it unset
+}
+
+// Kind implements Action.
+func (XDSResources) Kind() StepKind { return StepXDS }
+
+func (XDSResources) isAction() {}
+
+// XDS makes the client's target "xds:///" + listener (TargetXDS).
+func (b *Builder) XDS(listener string) *Builder {
+	b.s.Client.Target, b.s.Client.Listener = TargetXDS, listener
+	return b
+}
+
+// HealthStatuses lists the endpoint health statuses.
+func HealthStatuses() []string {
+	return []string{HealthUnknown, HealthHealthy, HealthUnhealthy, HealthDraining, HealthTimeout, HealthDegraded}
+}

@@ -1,0 +1,215 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// xdsClient checks the client's xDS fields: a listener with the xds target
+// and only with it; the LB configuration comes from the resources, so the
+// client sets none of its own.
+func (v *validator) xdsClient() error {
+	c := v.s.Client
+	if c.Target != TargetXDS {
+		if c.Listener != "" {
+			return fieldErr("client.listener", "set without target xds")
+		}
+		return nil
+	}
+	if err := checkResourceName("client.listener", c.Listener); err != nil {
+		return err
+	}
+	if c.LBPolicy != "" {
+		return fieldErr("client.lb_policy", "set with target xds: the clusters name the policy")
+	}
+	if c.ServiceConfig != "" {
+		return fieldErr("client.service_config", "set with target xds: the resources are the configuration")
+	}
+	return nil
+}
+
+// xds checks an xds step. References between resources (a listener's route
+// configuration, a route's cluster, an aggregate's clusters, a load
+// assignment's cluster) need not resolve: a missing resource is a case
+// gRPC handles, and scenarios test it. What is checked is what would make
+// the resources ambiguous or unrepresentable.
+func (v *validator) xds(p string, x XDSResources) error {
+	if v.s.Client.Target != TargetXDS {
+		return fieldErr(p, "an xds step needs client.target xds")
+	}
+	if strings.ContainsFunc(x.Version, unicode.IsSpace) {
+		return fieldErr(p+".version", "%q: no spaces", x.Version)
+	}
+	names := map[string]bool{}
+	for i, l := range x.Listeners {
+		lp := fmt.Sprintf("%s.listeners[%d]", p, i)
+		if err := uniqueName(lp+".name", l.Name, names); err != nil {
+			return err
+		}
+		if err := checkResourceName(lp+".route_config", l.RouteConfig); err != nil {
+			return err
+		}
+	}
+	names = map[string]bool{}
+	for i, rc := range x.RouteConfigs {
+		rp := fmt.Sprintf("%s.route_configs[%d]", p, i)
+		if err := uniqueName(rp+".name", rc.Name, names); err != nil {
+			return err
+		}
+		if err := checkResourceName(rp+".cluster", rc.Cluster); err != nil {
+			return err
+		}
+	}
+	names = map[string]bool{}
+	for i, c := range x.Clusters {
+		if err := v.xdsCluster(fmt.Sprintf("%s.clusters[%d]", p, i), c, names); err != nil {
+			return err
+		}
+	}
+	names = map[string]bool{}
+	for i, la := range x.Endpoints {
+		if err := v.loadAssignment(fmt.Sprintf("%s.endpoints[%d]", p, i), la, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (v *validator) xdsCluster(p string, c XDSCluster, names map[string]bool) error {
+	if err := uniqueName(p+".name", c.Name, names); err != nil {
+		return err
+	}
+	switch c.Type {
+	case ClusterEDS, ClusterLogicalDNS, ClusterAggregate:
+	default:
+		return fieldErr(p+".type", "unknown cluster type %q (want EDS, LOGICAL_DNS or AGGREGATE)", c.Type)
+	}
+	if c.Type != ClusterAggregate && len(c.Clusters) > 0 {
+		return fieldErr(p+".clusters", "only an AGGREGATE cluster lists clusters")
+	}
+	for i, n := range c.Clusters {
+		if err := checkResourceName(fmt.Sprintf("%s.clusters[%d]", p, i), n); err != nil {
+			return err
+		}
+	}
+	if c.Type == ClusterLogicalDNS {
+		if err := checkResourceName(p+".dns_host", c.DNSHost); err != nil {
+			return err
+		}
+	} else if c.DNSHost != "" || c.DNSPort != 0 {
+		return fieldErr(p+".dns_host", "only a LOGICAL_DNS cluster has a DNS host and port")
+	}
+	if c.DNSPort < 0 || c.DNSPort > 65535 {
+		return fieldErr(p+".dns_port", "%d is not a port", c.DNSPort)
+	}
+	switch c.LBPolicy {
+	case "", XDSRoundRobin, XDSRingHash, XDSPickFirst:
+	default:
+		return fieldErr(p+".lb_policy", "unknown policy %q (want round_robin, ring_hash or pick_first)", c.LBPolicy)
+	}
+	if c.Shuffle && c.LBPolicy != XDSPickFirst {
+		return fieldErr(p+".shuffle", "only pick_first shuffles")
+	}
+	if (c.MinRingSize != 0 || c.MaxRingSize != 0) && c.LBPolicy != XDSRingHash {
+		return fieldErr(p+".min_ring_size", "ring sizes are ring_hash's")
+	}
+	if c.MinRingSize != 0 && c.MaxRingSize != 0 && c.MinRingSize > c.MaxRingSize {
+		return fieldErr(p+".max_ring_size", "%d is below min_ring_size %d", c.MaxRingSize, c.MinRingSize)
+	}
+	if od := c.OutlierDetection; od != nil {
+		op := p + ".outlier_detection"
+		for _, d := range []struct {
+			key string
+			v   int64
+		}{{"interval", int64(od.Interval)}, {"base_ejection_time", int64(od.BaseEjectionTime)}, {"max_ejection_time", int64(od.MaxEjectionTime)}} {
+			if d.v < 0 {
+				return fieldErr(op+"."+d.key, "negative duration")
+			}
+		}
+		if od.MaxEjectionPercent > 100 {
+			return fieldErr(op+".max_ejection_percent", "%d is over 100", od.MaxEjectionPercent)
+		}
+		if sr := od.SuccessRate; sr != nil && (sr.Enforcement < 1 || sr.Enforcement > 100) {
+			return fieldErr(op+".success_rate.enforcement", "must be 1 to 100 (leave success_rate out to disable it)")
+		}
+		if fp := od.FailurePercentage; fp != nil {
+			if fp.Enforcement < 1 || fp.Enforcement > 100 {
+				return fieldErr(op+".failure_percentage.enforcement", "must be 1 to 100 (leave failure_percentage out to disable it)")
+			}
+			if fp.Threshold > 100 {
+				return fieldErr(op+".failure_percentage.threshold", "%d is over 100", fp.Threshold)
+			}
+		}
+	}
+	if uc := c.UpstreamConfig; uc != nil {
+		up := p + ".upstream_config"
+		if (uc.HTTPProtocolOptions == nil) == (uc.TypeURL == "") {
+			return fieldErr(up, "needs exactly one of http_protocol_options and type_url")
+		}
+		if uc.TypeURL != "" && (strings.ContainsFunc(uc.TypeURL, unicode.IsSpace) || !strings.Contains(uc.TypeURL, "/")) {
+			return fieldErr(up+".type_url", "%q is not a type URL (type.googleapis.com/package.Message)", uc.TypeURL)
+		}
+		// idle_timeout's seconds and nanos are not checked: out-of-range
+		// values are A75's NACK cases.
+	}
+	return nil
+}
+
+func (v *validator) loadAssignment(p string, la XDSLoadAssignment, names map[string]bool) error {
+	if err := uniqueName(p+".cluster", la.Cluster, names); err != nil {
+		return err
+	}
+	for i, pr := range la.Priorities {
+		pp := fmt.Sprintf("%s.priorities[%d]", p, i)
+		localities := map[string]bool{}
+		for j, l := range pr.Localities {
+			lp := fmt.Sprintf("%s.localities[%d]", pp, j)
+			if localities[l.Name] {
+				return fieldErr(lp+".name", "locality %q is given twice in this priority", l.Name)
+			}
+			localities[l.Name] = true
+			for k, e := range l.Endpoints {
+				ep := fmt.Sprintf("%s.endpoints[%d]", lp, k)
+				if err := v.addr(ep+".addr", e.Addr); err != nil {
+					return err
+				}
+				for m, a := range e.AdditionalAddrs {
+					if err := v.addr(fmt.Sprintf("%s.additional_addresses[%d]", ep, m), a); err != nil {
+						return err
+					}
+				}
+				if e.Health != "" && !slices.Contains(HealthStatuses(), e.Health) {
+					return fieldErr(ep+".health", "unknown health status %q (want one of %s)", e.Health, strings.Join(HealthStatuses(), ", "))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// uniqueName checks a resource's name and that no other resource of its
+// type has it.
+func uniqueName(field, name string, seen map[string]bool) error {
+	if err := checkResourceName(field, name); err != nil {
+		return err
+	}
+	if seen[name] {
+		return fieldErr(field, "%q is given twice", name)
+	}
+	seen[name] = true
+	return nil
+}
+
+// checkResourceName accepts a non-empty name without spaces or control
+// characters (xDS names may hold '/', ':' and '.', as xdstp:// names do).
+func checkResourceName(field, name string) error {
+	if name == "" {
+		return fieldErr(field, "must not be empty")
+	}
+	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return fieldErr(field, "%q: no spaces or control characters", name)
+	}
+	return nil
+}
