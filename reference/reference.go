@@ -12,6 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/conformlab/conform/reference/outlierdetection"
+	"github.com/conformlab/conform/reference/overridehost"
 	"github.com/conformlab/conform/reference/pickfirst"
 	"github.com/conformlab/conform/reference/priority"
 	"github.com/conformlab/conform/reference/ringhash"
@@ -25,11 +27,13 @@ const Impl = "reference"
 // names maps standard LB policy names (as gRPC service configs spell them) to
 // the reference policies that implement them.
 var names = map[string]string{
-	"pick_first":                   pickfirst.Name,
-	"round_robin":                  roundrobin.Name,
-	"priority_experimental":        priority.Name,
-	"weighted_target_experimental": weightedtarget.Name,
-	"ring_hash_experimental":       ringhash.Name,
+	"pick_first":                     pickfirst.Name,
+	"round_robin":                    roundrobin.Name,
+	"priority_experimental":          priority.Name,
+	"weighted_target_experimental":   weightedtarget.Name,
+	"ring_hash_experimental":         ringhash.Name,
+	"outlier_detection_experimental": outlierdetection.Name,
+	"xds_override_host_experimental": overridehost.Name,
 }
 
 // Name returns the reference policy for a standard policy name, and whether
