@@ -11,6 +11,7 @@ package reference
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 
 	"github.com/conformlab/conform/reference/outlierdetection"
 	"github.com/conformlab/conform/reference/overridehost"
@@ -34,6 +35,17 @@ var names = map[string]string{
 	"ring_hash_experimental":         ringhash.Name,
 	"outlier_detection_experimental": outlierdetection.Name,
 	"xds_override_host_experimental": overridehost.Name,
+}
+
+// StandardNames lists the standard policy names the reference implements,
+// sorted.
+func StandardNames() []string {
+	out := make([]string, 0, len(names))
+	for std := range names {
+		out = append(out, std)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // Name returns the reference policy for a standard policy name, and whether

@@ -98,3 +98,15 @@ func TestNotApplicable_IsAVerdictReason(t *testing.T) {
 		t.Errorf("errors.As(%v) = %v", err, na)
 	}
 }
+
+// TestPoliciesUsed_FindsNestedPolicies verifies that the policies a
+// scenario's config uses are found at any depth.
+func TestPoliciesUsed_FindsNestedPolicies(t *testing.T) {
+	c := scenario.Client{ServiceConfig: `{"loadBalancingConfig":[{"priority_experimental":{"children":{"p0":{"config":[{"ring_hash_experimental":{}}]}},"priorities":["p0"]}}]}`}
+	if got := strings.Join(policiesUsed(c), ","); got != "priority_experimental,ring_hash_experimental" {
+		t.Errorf("policiesUsed = %s", got)
+	}
+	if got := strings.Join(policiesUsed(scenario.Client{LBPolicy: "round_robin"}), ","); got != "round_robin" {
+		t.Errorf("policiesUsed(round_robin) = %s", got)
+	}
+}

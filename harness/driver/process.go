@@ -22,6 +22,7 @@ type Hello struct {
 	Impl     string          `json:"impl"`
 	Version  string          `json:"version"`
 	Can      map[string]bool `json:"can"`
+	Policies []string        `json:"policies,omitempty"` // LB policies it can run; absent: unknown
 	Observes string          `json:"observes"`
 }
 

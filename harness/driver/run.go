@@ -20,6 +20,7 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/netlab/dns"
+	"github.com/conformlab/conform/reference"
 )
 
 // Options configure RunLab.
@@ -209,6 +210,11 @@ func (lr *labRun) missingCapabilities(h Hello) string {
 			missing = append(missing, need)
 		}
 	}
+	for _, p := range policiesUsed(lr.s.Client) {
+		if h.Policies != nil && !slices.Contains(h.Policies, p) {
+			missing = append(missing, "the LB policy "+p)
+		}
+	}
 	if usesDNS(h) && resolverUpdates(lr.s) > 1 {
 		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
 	}
@@ -226,6 +232,23 @@ func changesConfig(s *scenario.Scenario) bool {
 		}
 	}
 	return false
+}
+
+// policiesUsed lists the standard LB policy names the client's config uses,
+// at any depth (a priority's children, say).
+func policiesUsed(c scenario.Client) []string {
+	var out []string
+	if c.LBPolicy != "" {
+		out = append(out, c.LBPolicy)
+	}
+	cfg := c.LBConfig + c.ServiceConfig
+	for _, name := range reference.StandardNames() {
+		if strings.Contains(cfg, strconv.Quote(name)+":") && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // usesDNS reports whether the driver said it cannot host the conform

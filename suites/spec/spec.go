@@ -31,6 +31,13 @@ var (
 type Check struct {
 	Requirement string // a catalogue ID
 	Assert      func(g gomega.Gomega, tr *trace.Trace)
+	// Needs names the sources of evidence the check reads beyond what any
+	// implementation's trace has (the capture, the backends, the driver's
+	// channel states and RPC results): usually trace.SourcePolicy, the
+	// policy's own events, which only implementations that expose them
+	// (the reference, through the recorder) record. On a trace without
+	// them, the verdict is not-applicable, with the reason.
+	Needs []trace.Source
 }
 
 // Spec is one scenario of a suite and the requirements it checks.

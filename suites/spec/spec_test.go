@@ -131,3 +131,21 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 		t.Errorf("verdicts out of job order: %v %v %v", out[0].Results, out[1].Results, out[2].Results)
 	}
 }
+
+// TestEvaluate_MissingEvidenceIsNotApplicable verifies that a check needing
+// the policy's own events is not-applicable on a trace without them (a
+// third party's), and judged as usual on one that has them.
+func TestEvaluate_MissingEvidenceIsNotApplicable(t *testing.T) {
+	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1"), Needs: []trace.Source{trace.SourcePolicy}})
+	o := Run(context.Background(), s, Sim, Reference)
+	if v := o.Results[0].Verdict; v != Pass {
+		t.Fatalf("on the reference's trace: %s (%s)", v, o.Results[0].Evidence)
+	}
+	stripped := *o.Trace
+	stripped.Header.Impl = "grpc-go"
+	stripped.Events = trace.Select(o.Trace.Events, func(e trace.Event) bool { return e.Source != trace.SourcePolicy })
+	rs := Evaluate(s, Sim, &stripped)
+	if rs[0].Verdict != NotApplicable || !strings.Contains(rs[0].Evidence, "policy events") {
+		t.Errorf("without policy events: %s (%s), want not-applicable naming them", rs[0].Verdict, rs[0].Evidence)
+	}
+}

@@ -36,12 +36,25 @@ func Evaluate(s Spec, mode trace.Mode, tr *trace.Trace) []Result {
 	out := make([]Result, 0, len(s.Checks))
 	for _, c := range s.Checks {
 		r := Result{Spec: s.Name(), Doc: string(s.Doc), Requirement: c.Requirement, Mode: mode, Verdict: Pass}
-		if msg := assert(c, tr); msg != "" {
+		if missing := lacking(c.Needs, tr); missing != "" {
+			r.Verdict = NotApplicable
+			r.Evidence = fmt.Sprintf("the check reads %s events, and %s's trace has none (it does not expose them)", missing, tr.Header.Impl)
+		} else if msg := assert(c, tr); msg != "" {
 			r.Verdict, r.Evidence = Fail, msg
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// lacking names the first source in needs of which tr has no event.
+func lacking(needs []trace.Source, tr *trace.Trace) string {
+	for _, src := range needs {
+		if len(trace.Select(tr.Events, trace.FromSource(src))) == 0 {
+			return string(src)
+		}
+	}
+	return ""
 }
 
 // Broken gives every requirement of s the same verdict (Error or

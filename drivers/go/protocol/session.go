@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+
+	"google.golang.org/grpc/balancer"
 )
 
 // Options say what the driver puts under test.
@@ -27,6 +29,16 @@ type Options struct {
 	// Can adds capabilities to hello's (the reference's configuration
 	// extensions, say).
 	Can map[string]bool
+	// Policies are the LB policies (standard names) hello lists. Default:
+	// those of KnownPolicies that this grpc-go has registered.
+	Policies []string
+}
+
+// KnownPolicies are the standard LB policy names conform's scenarios use.
+var KnownPolicies = []string{
+	"pick_first", "round_robin", "ring_hash_experimental", "weighted_target_experimental",
+	"priority_experimental", "outlier_detection_experimental", "xds_override_host_experimental",
+	"least_request_experimental", "weighted_round_robin",
 }
 
 // command is one line from conform.
@@ -134,11 +146,20 @@ func (s *Session) hello() map[string]any {
 	for k, v := range s.opts.Can {
 		can[k] = v
 	}
+	policies := s.opts.Policies
+	if policies == nil {
+		for _, name := range KnownPolicies {
+			if balancer.Get(name) != nil {
+				policies = append(policies, name)
+			}
+		}
+	}
 	return map[string]any{
 		"protocol": 1,
 		"impl":     s.opts.Impl,
 		"version":  s.opts.Version,
 		"can":      can,
+		"policies": policies,
 		"observes": "every-change",
 	}
 }

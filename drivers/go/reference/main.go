@@ -22,7 +22,8 @@ const sinkName = "driver"
 func main() {
 	s := protocol.NewSession(os.Stdout, protocol.Options{
 		Impl: reference.Impl, Version: conformVersion(), ServiceConfig: wrap, RPCIDKey: recorder.RPCIDKey,
-		Can: map[string]bool{"connection_attempt_delay": true}, // conform_pick_first's extension
+		Can:      map[string]bool{"connection_attempt_delay": true}, // conform_pick_first's extension
+		Policies: reference.StandardNames(),
 	})
 	unregister := recorder.RegisterSink(sinkName, &policySink{s})
 	code := s.Serve(os.Stdin)
