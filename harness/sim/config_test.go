@@ -1,7 +1,11 @@
 package sim
 
 import (
+	"slices"
 	"testing"
+	"time"
+
+	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/trace"
 )
@@ -62,5 +66,66 @@ func TestSetConfig_RefusedConfigChangesNothing(t *testing.T) {
 	}
 	if cu := kinds(w.Events(), trace.KindConfigUpdate, ""); len(cu) != 0 {
 		t.Errorf("config-update recorded for a refused config: %v", cu)
+	}
+}
+
+// TestResolveConfig_OnePushWithNewConfig verifies a resolver update carrying
+// a changed LB config reaches the policy in one call with both, records
+// config-update before resolver-update, and records no config-update when the
+// config is the one in force.
+func TestResolveConfig_OnePushWithNewConfig(t *testing.T) {
+	w := newWorld(t, `{}`, Options{Seed: 1})
+	w.AddBackend("a", addrA)
+	st := func(addrs ...string) resolver.State {
+		var s resolver.State
+		for _, a := range addrs {
+			s.Endpoints = append(s.Endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: a}}})
+		}
+		return s
+	}
+	if err := w.ResolveConfig(st(addrA), `{}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ResolveConfig(st(addrA, addrB), `{"failPicks":true}`); err != nil {
+		t.Fatal(err)
+	}
+	lb := w.bal.(*testLB)
+	if len(lb.updates) != 2 {
+		t.Fatalf("%d updates, want 2 (one per ResolveConfig)", len(lb.updates))
+	}
+	if cfg, ok := lb.updates[1].BalancerConfig.(*testLBConfig); !ok || !cfg.FailPicks {
+		t.Errorf("second update carries %#v, want failPicks", lb.updates[1].BalancerConfig)
+	}
+	if eps := endpointAddrs(lb.updates[1].ResolverState); len(eps) != 2 {
+		t.Errorf("second update carries endpoints %v, want two", eps)
+	}
+	ev := w.Events()
+	var got []trace.Kind
+	for _, e := range ev {
+		if e.Source == trace.SourceHarness {
+			got = append(got, e.Kind)
+		}
+	}
+	want := []trace.Kind{trace.KindResolverUpdate, trace.KindConfigUpdate, trace.KindResolverUpdate}
+	if !slices.Equal(got, want) {
+		t.Errorf("harness events %v, want %v\n%s", got, want, dump(ev))
+	}
+	if err := w.ResolveConfig(st(addrA), `{"failPicks":`); err == nil {
+		t.Error("ResolveConfig with malformed JSON: no error")
+	}
+	if n := len(lb.updates); n != 2 {
+		t.Errorf("%d updates after a refused config, want 2", n)
+	}
+}
+
+// TestRecord_StampsExternalEvent verifies Record keeps the event's source
+// and stamps it with the World's time.
+func TestRecord_StampsExternalEvent(t *testing.T) {
+	w := newWorld(t, `{}`, Options{Seed: 1})
+	w.Advance(5 * time.Millisecond)
+	w.Record(trace.Event{Source: trace.SourceControlPlane, Kind: trace.KindXDSRequest, T: time.Hour})
+	ev := kinds(w.Events(), trace.KindXDSRequest, "")
+	if len(ev) != 1 || ev[0].T != 5*time.Millisecond || ev[0].Source != trace.SourceControlPlane {
+		t.Errorf("recorded %v, want one control-plane event at 5ms", ev)
 	}
 }

@@ -94,6 +94,7 @@ type World struct {
 	opts     Options
 	builder  string
 	cfg      serviceconfig.LoadBalancingConfig
+	cfgText  string         // the JSON text cfg was parsed from
 	virt     *clock.Virtual // nil in wall mode
 	clk      clock.Clock    // the World's own timers: virt, or a wall clock
 	start    time.Time
@@ -141,6 +142,7 @@ func New(builderName, lbConfigJSON string, opts Options) (*World, error) {
 		opts:     opts,
 		builder:  builderName,
 		cfg:      cfg,
+		cfgText:  lbConfigJSON,
 		jitter:   clock.NewRand(opts.Seed ^ 0xb0ff5eed),
 		changed:  make(chan struct{}),
 		backends: map[string]string{},

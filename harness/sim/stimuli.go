@@ -99,13 +99,47 @@ func (w *World) SetConfig(lbConfigJSON string) error {
 		return nil
 	}
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
-	w.cfg = cfg
+	w.cfg, w.cfgText = cfg, lbConfigJSON
 	s := w.rstate
 	w.mu.Unlock()
 	w.call(func() {
 		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
 	})
 	return err
+}
+
+// ResolveConfig is a resolver update that carries an LB config, as an xDS
+// resolver's state carries its service config: when lbConfigJSON differs
+// from the config in force it is recorded as config-update (Detail the JSON
+// text) and replaces it; then the update is recorded as resolver-update; the
+// balancer gets both in one call, as grpc-go's channel delivers a resolver
+// state with a new service config. A config the builder refuses changes
+// nothing: the error is returned and nothing is recorded.
+func (w *World) ResolveConfig(s resolver.State, lbConfigJSON string) error {
+	w.mu.Lock()
+	same := lbConfigJSON == w.cfgText
+	w.mu.Unlock()
+	if !same {
+		cfg, err := parseConfig(balancer.Get(w.builder), lbConfigJSON)
+		if err != nil {
+			return err
+		}
+		w.mu.Lock()
+		if w.closed {
+			w.mu.Unlock()
+			return nil
+		}
+		w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
+		w.cfg, w.cfgText = cfg, lbConfigJSON
+		w.mu.Unlock()
+	}
+	return w.Resolve(s)
+}
+
+// Record adds an event observed outside the channel (a control plane's
+// request, for example) at the current time. Its Source must be set.
+func (w *World) Record(e trace.Event) {
+	w.stimulus(e)
 }
 
 // ResolveEndpoints resolves to one resolver.Endpoint per list of addresses.
