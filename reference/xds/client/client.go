@@ -106,7 +106,9 @@ type Client struct {
 	once    sync.Once
 
 	// Owned by the run goroutine.
-	stream    discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
+	stream discoveryv3.AggregatedDiscoveryService_StreamAggregatedResourcesClient
+	// sendReq, when set, takes the requests instead of stream (Session).
+	sendReq   func(*discoveryv3.DiscoveryRequest)
 	types     map[string]*typeState
 	delivered bool
 }
@@ -133,6 +135,16 @@ func New(opts Options, w Watcher) (*Client, error) {
 	if opts.Conn == nil {
 		return nil, errors.New("xds client: Options.Conn is nil")
 	}
+	c, err := newClient(opts, w)
+	if err != nil {
+		return nil, err
+	}
+	go c.run()
+	return c, nil
+}
+
+// newClient is a client with no stream and no goroutine yet.
+func newClient(opts Options, w Watcher) (*Client, error) {
 	if opts.Listener == "" {
 		return nil, errors.New("xds client: Options.Listener is empty")
 	}
@@ -170,7 +182,6 @@ func New(opts Options, w Watcher) (*Client, error) {
 	lds := c.types[ListenerType]
 	lds.names = []string{opts.Listener}
 	lds.unanswered[opts.Listener] = true
-	go c.run()
 	return c, nil
 }
 
@@ -224,13 +235,7 @@ func (c *Client) runStream() (gotResponse bool, err error) {
 		return false, err
 	}
 	c.stream = st
-	for _, url := range typeOrder {
-		ts := c.types[url]
-		ts.nonce = ""
-		if len(ts.names) > 0 {
-			c.send(ts, Subscribe, "", "")
-		}
-	}
+	c.subscribeAll()
 	for {
 		resp, err := st.Recv()
 		if err != nil {
@@ -238,6 +243,18 @@ func (c *Client) runStream() (gotResponse bool, err error) {
 		}
 		gotResponse = true
 		c.handle(resp)
+	}
+}
+
+// subscribeAll sends what a new stream starts with: a subscription to
+// every type with names, in the order LDS, RDS, CDS, EDS (A27).
+func (c *Client) subscribeAll() {
+	for _, url := range typeOrder {
+		ts := c.types[url]
+		ts.nonce = ""
+		if len(ts.names) > 0 {
+			c.send(ts, Subscribe, "", "")
+		}
 	}
 }
 
@@ -255,6 +272,10 @@ func (c *Client) send(ts *typeState, kind RequestKind, detail, respVersion strin
 	if c.opts.Observer != nil {
 		c.opts.Observer(RequestEvent{Kind: kind, TypeURL: ts.url, Names: slices.Clone(ts.names), Version: ts.version,
 			Nonce: ts.nonce, Detail: detail, ResponseVersion: respVersion})
+	}
+	if c.sendReq != nil {
+		c.sendReq(req)
+		return
 	}
 	if err := c.stream.Send(req); err != nil {
 		c.log.Debug("ADS send failed", "type", ts.url, "err", err) // Recv reports the stream's end.
