@@ -21,13 +21,18 @@
 // latest behaviour in the reference. Specs checking requirements both
 // revisions share run the seed behaviour (the default).
 //
-// # What the scenarios cannot express
+// # Config changes
 //
-// A scenario's LB config is fixed for the run: there is no step that pushes
-// a new one. The requirements about children leaving and rejoining the
-// config (A56-REMOVED-CHILD-*, A56-READDED-CHILD-*, A56-CONFIG-NAME-IS-IDENTITY,
-// A56-CHILD-CACHE-ENV-REVERT) are therefore not checked here; resolver
-// updates (new addresses for the same children) are.
+// A scenario's config step replaces the LB config during the run, as a new
+// service config from the resolver would; the children keep the resolver's
+// last addresses. The specs of configchange.go use it for children moving,
+// leaving and rejoining the config (A56-CONFIG-NAME-IS-IDENTITY,
+// A56-REMOVED-CHILD-*, A56-READDED-CHILD-*).
+//
+// A56-CHILD-CACHE-ENV-REVERT is not checked: the reference has no
+// GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE switch (its
+// "revision" selects the seed's retention instead), so there is nothing of
+// the reference's to check it against.
 package a56
 
 import (
@@ -72,11 +77,14 @@ func Specs() []spec.Spec {
 		// LB Policy Configuration
 		prioritiesListOrder(),
 		ignoreReresolution(),
+		configNameIsIdentity(),
 		// Hierarchical Addresses
 		nestedPaths(),
 		// Child Lifetime Management
 		returnToHigherThenReactivate(),
 		deactivatedDestroyedAfter15Min(),
+		removedChildSeed(),
+		removedChildLatest(),
 		// Child Connectivity State Tracking
 		failoverTimerDroppedPrimary(),
 		repeatedConnectingSeed(),
