@@ -17,6 +17,8 @@ import (
 //	"backend:<name>"    it names a backend only (backend-down, backend-up)
 //	"channel"           channel-state
 //	"resolver"          resolver-update, resolver-error, config-update
+//	"xds:<type>"        xds-request, per resource type: LDS, RDS, CDS, EDS
+//	                    (another type: its type URL)
 //	""                  anything else (note, log): no lane
 func Lane(e Event) string {
 	switch {
@@ -34,8 +36,25 @@ func Lane(e Event) string {
 		return "channel"
 	case e.Kind == KindResolverUpdate || e.Kind == KindResolverError || e.Kind == KindConfigUpdate || e.Kind == KindDNSQuery:
 		return "resolver"
+	case e.Kind == KindXDSRequest:
+		return "xds:" + xdsType(e.TypeURL)
 	}
 	return ""
+}
+
+// xdsTypes abbreviates the four resource types gRPC reads (A27).
+var xdsTypes = map[string]string{
+	"type.googleapis.com/envoy.config.listener.v3.Listener":              "LDS",
+	"type.googleapis.com/envoy.config.route.v3.RouteConfiguration":       "RDS",
+	"type.googleapis.com/envoy.config.cluster.v3.Cluster":                "CDS",
+	"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment": "EDS",
+}
+
+func xdsType(url string) string {
+	if t, ok := xdsTypes[url]; ok {
+		return t
+	}
+	return url
 }
 
 var policyKinds = setOf([]Kind{
