@@ -31,6 +31,11 @@ const (
 	// endpointsSince is the first grpc-go with resolver.State.Endpoints;
 	// older ones get the driver's conform_legacy build (flat addresses).
 	endpointsSince = "v1.58.0"
+	// xdsSince is the oldest grpc-go the Go driver's xDS build
+	// (drivers/go/xds.go, build tag conform_xds) is made for: the oldest
+	// checked to build with today's toolchain and to run conform's xDS
+	// scenarios (bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG, xds:/// targets).
+	xdsSince = "v1.55.0"
 )
 
 func init() {
@@ -52,16 +57,25 @@ func CacheDir() (string, error) {
 }
 
 // installGo builds the Go driver against one grpc-go version, once per
-// version and driver source.
+// version, variant (plain or xDS) and driver source. The xDS variant
+// (env.XDS) is built only for grpc-go from xdsSince on; older versions get
+// the plain driver, which says it cannot express xDS.
 func installGo(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
-	key := fmt.Sprintf("grpc-go@%s-%s", impl.Version, embeddedHash()[:12])
+	xds := env.XDS && hasXDS(impl.Version)
+	variant := "grpc-go"
+	if xds {
+		variant = "grpc-go-xds"
+	} else if env.XDS {
+		env.Logger.Info("no xDS build of the Go driver for this grpc-go", "grpc-go", impl.Version, "oldest", xdsSince)
+	}
+	key := fmt.Sprintf("%s@%s-%s", variant, impl.Version, embeddedHash()[:12])
 	bin := filepath.Join(env.Cache, "drivers", "go", key, "driver")
 	if _, err := os.Stat(bin); err == nil {
 		return Command{Path: bin}, nil
 	}
-	env.Logger.Info("building the Go driver", "grpc-go", impl.Version, "into", bin)
+	env.Logger.Info("building the Go driver", "grpc-go", impl.Version, "xds", xds, "into", bin)
 	err := buildInto(ctx, env.Cache, bin, func(dir string) (string, []string, error) {
-		return dir, legacyTags(impl.Version), prepareGRPCGo(ctx, dir, impl.Version)
+		return dir, buildTags(impl.Version, xds), prepareGRPCGo(ctx, dir, impl.Version)
 	})
 	if err != nil {
 		return Command{}, fmt.Errorf("building the Go driver for grpc-go %s: %w", impl.Version, err)
@@ -109,12 +123,24 @@ func buildReference(ctx context.Context, source, bin string) error {
 	return os.Rename(out, bin)
 }
 
-func legacyTags(version string) []string {
+// buildTags are the Go driver's build flags for a grpc-go version:
+// conform_legacy before endpointsSince, conform_xds for the xDS variant.
+func buildTags(version string, xds bool) []string {
+	var tags []string
 	if semver.Compare(version, endpointsSince) < 0 {
-		return []string{"-tags", "conform_legacy"}
+		tags = append(tags, "conform_legacy")
 	}
-	return nil
+	if xds {
+		tags = append(tags, "conform_xds")
+	}
+	if len(tags) == 0 {
+		return nil
+	}
+	return []string{"-tags", strings.Join(tags, ",")}
 }
+
+// hasXDS reports whether the Go driver has an xDS build for version.
+func hasXDS(version string) bool { return semver.Compare(version, xdsSince) >= 0 }
 
 // buildInto writes the embedded driver source to a temporary directory
 // under cache, lets prepare adjust it (it returns the package directory to

@@ -84,6 +84,12 @@ type InstallEnv struct {
 	Source string
 	// Logger receives progress ("building grpc-go v1.55.0 driver").
 	Logger *slog.Logger
+	// XDS asks for a driver that can express xDS (a channel to
+	// "xds:///<listener>" reading its bootstrap from the environment), where
+	// the implementation has one: the Go driver's conform_xds build. An
+	// installer without one returns its usual driver, whose hello then says
+	// "xds": false.
+	XDS bool
 }
 
 // An Installer makes an implementation's driver runnable.

@@ -18,8 +18,10 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/netlab/dns"
+	"github.com/conformlab/conform/netlab/xdsserver"
 	"github.com/conformlab/conform/reference"
 )
 
@@ -55,11 +57,21 @@ func (e *NotApplicable) NotApplicable() string { return e.Reason }
 // the network's events. The trace's header names impl and its version as
 // the driver reported them, and its Env carries the driver's capabilities.
 // A scenario the driver cannot express fails with *NotApplicable.
+//
+// An xds scenario (target xds) runs against the lab's xDS management server
+// (netlab/xdsserver) in the client namespace: the driver gets the server's
+// bootstrap in its environment and a channel to "xds:///" + the listener,
+// the xds steps set the server's resources, and every DiscoveryRequest the
+// server receives is an xds-request event, so a client's ACKs and NACKs are
+// recorded whatever its language.
 func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) (*trace.Trace, error) {
 	if s.Client.Target == scenario.TargetDNS {
 		return nil, fmt.Errorf("%s: dns targets need the lab's DNS, which driver runs do not set up yet", s.Name)
 	}
-	cmd, err := installFor(ctx, impl, &opts)
+	if s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0 {
+		return nil, fmt.Errorf("%s: resolver updates with an xds target (LOGICAL_DNS clusters) need the lab's DNS as the driver's system resolver, which driver runs do not set up yet", s.Name)
+	}
+	cmd, err := installFor(ctx, impl, &opts, s.Client.Target == scenario.TargetXDS)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +88,9 @@ func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	return tr, nil
 }
 
-// installFor fills opts' defaults and installs impl's driver.
-func installFor(ctx context.Context, impl Impl, opts *Options) (Command, error) {
+// installFor fills opts' defaults and installs impl's driver (its xDS
+// variant if xds).
+func installFor(ctx context.Context, impl Impl, opts *Options, xds bool) (Command, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -91,7 +104,7 @@ func installFor(ctx context.Context, impl Impl, opts *Options) (Command, error) 
 	if opts.Source == "" && impl.Name == Reference {
 		opts.Source = FindSource()
 	}
-	return Install(ctx, impl, InstallEnv{Cache: opts.Cache, Source: opts.Source, Logger: opts.Logger})
+	return Install(ctx, impl, InstallEnv{Cache: opts.Cache, Source: opts.Source, Logger: opts.Logger, XDS: xds})
 }
 
 // FindSource is conform's source tree if the working directory is inside
@@ -125,6 +138,11 @@ type labRun struct {
 	dns     *dns.Server
 	created bool
 
+	// With an xds target: the lab's management server, and how many xds
+	// steps were applied (their default versions are "1", "2", …).
+	xds      *xdsserver.Server
+	xdsSteps int
+
 	mu      sync.Mutex
 	base    time.Duration // lab time of the scenario's start
 	evs     []trace.Event // arrival order
@@ -136,6 +154,9 @@ var _ runner.World = (*labRun)(nil)
 // run starts the driver, checks it can express the scenario, creates the
 // channel and carries out the timeline; the driver is always stopped.
 func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Trace, error) {
+	if lr.s.Client.Target == scenario.TargetXDS {
+		cmd.Env = append(slices.Clone(cmd.Env), xdsEnv()...)
+	}
 	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.add, CommandTimeout: opts.CommandTimeout})
 	if err != nil {
 		return nil, err
@@ -148,9 +169,15 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	}
 	lr.sc = serviceConfig(lr.s.Client)
 	var runErr error
-	if usesDNS(hello) {
+	switch {
+	case lr.s.Client.Target == scenario.TargetXDS:
+		if runErr = lr.startXDS(); runErr == nil {
+			runErr = drv.Create("xds:///"+lr.s.Client.Listener, "")
+			lr.created = true
+		}
+	case usesDNS(hello):
 		runErr = lr.startDNS()
-	} else {
+	default:
 		runErr = drv.Create("conform:///"+lr.s.Name, lr.sc)
 		lr.created = true
 	}
@@ -161,6 +188,9 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	runErr = errors.Join(runErr, drv.Close())
 	if lr.dns != nil {
 		runErr = errors.Join(runErr, lr.dns.Close())
+	}
+	if lr.xds != nil {
+		runErr = errors.Join(runErr, lr.xds.Close())
 	}
 	lr.lab.Close() // settles the capture before the events are read
 	return &trace.Trace{Header: header(lr.s, hello, opts.Seed), Events: lr.sorted()}, runErr
@@ -268,6 +298,69 @@ func resolverUpdates(s *scenario.Scenario) int {
 	return n
 }
 
+// xdsNode is the node id in the bootstrap conform gives drivers.
+const xdsNode = "conform-client0"
+
+// xdsEnv is a driver's environment for an xds target: the lab server's
+// bootstrap, inline (gRFC A27's GRPC_XDS_BOOTSTRAP_CONFIG, which grpc-go,
+// grpc-js and C-core read), and GRPC_XDS_BOOTSTRAP emptied, since a file
+// named there would take precedence.
+func xdsEnv() []string {
+	return []string{"GRPC_XDS_BOOTSTRAP=", "GRPC_XDS_BOOTSTRAP_CONFIG=" + string(xdsserver.Bootstrap(xdsNode))}
+}
+
+// startXDS starts the lab's management server in the client namespace; the
+// requests it receives become xds-request events. It answers nothing until
+// the first xds step.
+func (lr *labRun) startXDS() error {
+	srv, err := xdsserver.Start(lr.lab, "client0", xdsserver.WithClock(lr.lab.Now), xdsserver.WithEventHook(func(e xdsserver.Event) {
+		if ev, ok := xdsres.TraceEvent(e); ok {
+			lr.add(ev)
+		}
+	}))
+	if err != nil {
+		return err
+	}
+	lr.xds = srv
+	return nil
+}
+
+// setXDS applies an xds step: the management server's new state of the
+// world, under the step's version.
+func (lr *labRun) setXDS(x scenario.XDSResources) error {
+	if lr.xds == nil {
+		return errors.New("an xds step without the xds target")
+	}
+	lr.xdsSteps++
+	version := xdsres.Version(x, lr.xdsSteps)
+	res, err := xdsres.Build(lr.s, x, xdsres.Options{AddrOf: runner.AddrOf, Port: lr.lab.Port()})
+	if err != nil {
+		return err
+	}
+	lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindNote,
+		Detail: fmt.Sprintf("xds step: version %s: %s", version, xdsSummary(x))})
+	return lr.xds.SetResources(version, res)
+}
+
+// xdsSummary names an xds step's resources per type: "LDS [l] RDS [r] CDS
+// [c] EDS [c]".
+func xdsSummary(x scenario.XDSResources) string {
+	var l, r, c, e []string
+	for _, v := range x.Listeners {
+		l = append(l, v.Name)
+	}
+	for _, v := range x.RouteConfigs {
+		r = append(r, v.Name)
+	}
+	for _, v := range x.Clusters {
+		c = append(c, v.Name)
+	}
+	for _, v := range x.Endpoints {
+		e = append(e, v.Cluster)
+	}
+	return fmt.Sprintf("LDS %v RDS %v CDS %v EDS %v", l, r, c, e)
+}
+
 // dnsName is the name the lab DNS serves a scenario's addresses under.
 func dnsName(s *scenario.Scenario) string { return strings.ToLower(s.Name) + ".conform" }
 
@@ -310,6 +403,9 @@ func (lr *labRun) resolveDNS(eps [][]string) error {
 // needs lists the capabilities s needs, in a fixed order.
 func needs(s *scenario.Scenario) []string {
 	set := map[string]bool{}
+	if s.Client.Target == scenario.TargetXDS {
+		set[CanXDS] = true
+	}
 	if s.Client.LBPolicy != "" || s.Client.ServiceConfig != "" {
 		set[CanServiceConfig] = true
 	}
@@ -468,6 +564,8 @@ func (lr *labRun) Apply(a scenario.Action) error {
 		return lr.lab.SetBackendDown(a.Backend, true)
 	case scenario.BackendUp:
 		return lr.lab.SetBackendDown(a.Backend, false)
+	case scenario.XDSResources:
+		return lr.setXDS(a)
 	}
 	return fmt.Errorf("a driver run cannot apply %s", a.Kind())
 }
