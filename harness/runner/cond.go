@@ -41,7 +41,9 @@ func matches(c scenario.Cond, addr string, e trace.Event) bool {
 		(c.RPC == "" || e.RPC == c.RPC) &&
 		(c.Code == "" || e.Code == c.Code) &&
 		(c.Timer == "" || e.Timer == c.Timer) &&
-		(c.Policy == "" || e.Policy == c.Policy)
+		(c.Policy == "" || e.Policy == c.Policy) &&
+		(c.XDS == "" || e.XDS == c.XDS) &&
+		(c.Type == "" || e.TypeURL == c.Type || trace.Lane(e) == "xds:"+c.Type)
 }
 
 func contains(list []string, s string) bool {

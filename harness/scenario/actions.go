@@ -180,7 +180,7 @@ func (r *reader) wait(n *yaml.Node, p string) (Action, error) {
 
 func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 	var c Cond
-	f, err := r.fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "count")
+	f, err := r.fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "xds", "type", "count")
 	if err != nil {
 		return c, err
 	}
@@ -188,7 +188,7 @@ func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 	for _, fld := range []struct {
 		key string
 		dst *string
-	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}} {
+	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}, {"xds", &c.XDS}, {"type", &c.Type}} {
 		if *fld.dst, err = r.optStr(f, fld.key, p); err != nil {
 			return c, err
 		}

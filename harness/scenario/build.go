@@ -225,5 +225,10 @@ func (c Cond) WithTimer(purpose string) Cond { c.Timer = purpose; return c }
 // WithPolicy narrows c to events of this policy path.
 func (c Cond) WithPolicy(path string) Cond { c.Policy = path; return c }
 
+// WithXDS narrows an xds-request condition to requests of this kind
+// ("request", "ACK", "NACK"; "" any) for this resource type ("LDS", "RDS",
+// "CDS", "EDS" or a type URL; "" any).
+func (c Cond) WithXDS(kind, typ string) Cond { c.XDS, c.Type = kind, typ; return c }
+
 // Times makes c wait for the n-th matching event.
 func (c Cond) Times(n int) Cond { c.Count = n; return c }

@@ -162,6 +162,8 @@ func condNode(c Cond) *yaml.Node {
 	m.str("code", c.Code)
 	m.str("timer", c.Timer)
 	m.str("policy", c.Policy)
+	m.str("xds", c.XDS)
+	m.str("type", c.Type)
 	if c.Count != 0 {
 		m.add("count", scalar("!!int", strconv.Itoa(c.Count)))
 	}

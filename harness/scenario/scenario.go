@@ -313,8 +313,20 @@ type Cond struct {
 	Code   string // gRPC status code name
 	Timer  string // timer purpose
 	Policy string // policy path in the tree
-	Count  int    // zero means 1
+	// XDS and Type narrow an xds-request: what it was (XDSRequestKinds:
+	// request, ACK, NACK) and its resource type (LDS, RDS, CDS, EDS, or a
+	// type URL).
+	XDS   string
+	Type  string
+	Count int // zero means 1
 }
+
+// XDSRequestKinds lists what an xds-request may be (Cond.XDS), as
+// harness/trace names them.
+func XDSRequestKinds() []string { return []string{"request", "ACK", "NACK"} }
+
+// XDSTypes lists the short names of the resource types (Cond.Type).
+func XDSTypes() []string { return []string{"LDS", "RDS", "CDS", "EDS"} }
 
 // N is the number of matching events the condition waits for.
 func (c Cond) N() int {

@@ -158,6 +158,7 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"xds-bad-unknown-cluster-type.yaml":    {9, "steps[0].xds.clusters[0].type", `unknown cluster type "STATIC"`},
 		"xds-bad-endpoint-family.yaml":         {14, "steps[0].xds.endpoints[0].priorities[0].localities[0].endpoints[0].additional_addresses[0]", "has no ipv6 address"},
 		"xds-bad-step-without-target.yaml":     {7, "steps[0].xds", "needs client.target xds"},
+		"xds-bad-cond-type.yaml":               {8, "steps[0].wait.event.type", "unknown resource type"},
 		// yaml.v3 reports a parser error on the line before the one where
 		// the unclosed flow mapping starts; we pass its number through.
 		"yaml-bad-syntax.yaml": {2, "", "did not find expected"},
@@ -227,6 +228,9 @@ func TestValidate_Problems(t *testing.T) {
 		{"config with policy and service config", base().At(0, SetConfig{LBPolicy: "p", ServiceConfig: `{}`}).End(time.Second), "steps[0].config.service_config"},
 		{"config not JSON", base().At(0, Config("p", `{"a":`)).End(time.Second), "steps[0].config.lb_config"},
 		{"config service config not an object", base().At(0, ConfigService(`"x"`)).End(time.Second), "steps[0].config.service_config"},
+		{"xds kind on another event", base().After(On("pick").WithXDS("ACK", ""), Finish()).End(time.Second), "steps[0].after.xds"},
+		{"resource type on another event", base().After(On("pick").WithXDS("", "CDS"), Finish()).End(time.Second), "steps[0].after.type"},
+		{"unknown xds kind", base().After(On("xds-request").WithXDS("nack", ""), Finish()).End(time.Second), "steps[0].after.xds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

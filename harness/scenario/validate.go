@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -160,6 +161,19 @@ func (v *validator) cond(p string, c Cond) error {
 	}
 	if c.Code != "" && !slices.Contains(Codes(), c.Code) {
 		return fieldErr(p+".code", "unknown status code %q", c.Code)
+	}
+	if (c.XDS != "" || c.Type != "") && c.Kind != "xds-request" {
+		f := p + ".xds"
+		if c.XDS == "" {
+			f = p + ".type"
+		}
+		return fieldErr(f, "only an xds-request has an xds kind and a resource type, not %s", c.Kind)
+	}
+	if c.XDS != "" && !slices.Contains(XDSRequestKinds(), c.XDS) {
+		return fieldErr(p+".xds", "unknown xds request kind %q (want request, ACK or NACK)", c.XDS)
+	}
+	if c.Type != "" && !slices.Contains(XDSTypes(), c.Type) && !strings.HasPrefix(c.Type, "type.googleapis.com/") {
+		return fieldErr(p+".type", "unknown resource type %q (want LDS, RDS, CDS, EDS or a type URL)", c.Type)
 	}
 	if c.Count < 0 {
 		return fieldErr(p+".count", "negative count %d", c.Count)
