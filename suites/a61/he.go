@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -39,8 +40,9 @@ func heThreeDropped() spec.Spec {
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.Within(tr, labSlack)))
 				// Overlapping, not serial: no attempt had failed when the
 				// next one started, so all three were in flight at once.
-				g.Expect(spec.Of(tr, trace.KindSubchannelState)).NotTo(gomega.ContainElement(
-					gomega.HaveField("State", "TRANSIENT_FAILURE")), "no attempt fails within 1.2 s; the next ones were started by the timer")
+				for _, a := range want {
+					g.Expect(failures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
+				}
 			}},
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				last := spec.Addr(tr, "b3/ipv4")
@@ -121,8 +123,16 @@ func heAllRefused() spec.Spec {
 			}},
 			{Requirement: "A61-HE-PASS-END-RERESOLVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
-				rr := spec.Of(tr, trace.KindResolveNow)
+				rr := spec.ReResolutions(tr)
 				g.Expect(rr).NotTo(gomega.BeEmpty(), "no re-resolution at all")
+				if !spec.HasPolicy(tr) {
+					// The channel's requests may include the subchannels'
+					// own (one per failure in grpc-go): the policy's is
+					// one of those at the end of the pass.
+					atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= spec.Within(tr, 10*time.Millisecond) })
+					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:\n%s", trace.FormatT(end), render(rr))
+					return
+				}
 				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
 				g.Expect(rr[0].T-end).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
 					"re-resolution should come when the pass ends")
@@ -144,7 +154,10 @@ func heAllRefused() spec.Spec {
 					g.Expect(retries).To(gomega.HaveLen(1), "retries of %s after the pass, before the faults were cleared", a)
 				}
 			}},
-			{Requirement: "A61-HE-AFTER-PASS-IDLE-CONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			// A subchannel's IDLE (its backoff over) and the policy's
+			// connection request are the policy's to see: from outside,
+			// only the reconnection, whose time the backoff's jitter sets.
+			{Requirement: "A61-HE-AFTER-PASS-IDLE-CONNECTS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
 				idles := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool { return e.T > end && e.State == "IDLE" })
 				g.Expect(len(idles)).To(gomega.BeNumerically(">=", 3), "a backoff ends twice for the subchannel that wins, at least once for the other")
@@ -164,7 +177,11 @@ func heAllRefused() spec.Spec {
 			{Requirement: "A61-HE-AFTER-PASS-RERESOLVE-COUNT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// After the pass: one re-resolution per two failures (two
 				// subchannels), counted across subchannels.
-				rr := spec.Of(tr, trace.KindResolveNow)
+				if !spec.HasPolicy(tr) {
+					reresolvesPerRound(g, tr, passEnd(g, tr, "b1/ipv6", "b1/ipv4"), 2, addrs(tr, "b1/ipv6", "b1/ipv4")...)
+					return
+				}
+				rr := spec.ReResolutions(tr)
 				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:\n%s", render(rr))
 				tfs := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.State == "TRANSIENT_FAILURE" && e.T > rr[0].T && e.T <= rr[1].T
@@ -241,6 +258,27 @@ func heTurnIdle() spec.Spec {
 				g.Expect(order(attempts(tr, up))).To(gomega.Equal(want))
 				// The shape: b1 was in TRANSIENT_FAILURE when the pass
 				// started and IDLE before the pass reached it.
+				at := attemptsTo(tr, want[3], up)
+				g.Expect(at).NotTo(gomega.BeEmpty(), "the pass reached b1 (IDLE) and requested no connection")
+				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 750*time.Millisecond, spec.Within(tr, labSlack)),
+					"b1 is the fourth address: attempted three delays after the list arrived")
+				if !spec.HasPolicy(tr) {
+					// From outside: b1's attempt was refused less than the
+					// shortest first backoff before the list arrived (in
+					// backoff: TRANSIENT_FAILURE), and the pass reached it
+					// more than the longest one after (IDLE again).
+					var refused time.Duration = -1
+					for _, t := range spec.Refusals(tr, want[3]) {
+						if t < up {
+							refused = t
+						}
+					}
+					g.Expect(refused).NotTo(gomega.BeNumerically("<", 0), "b1 was never refused before the list arrived")
+					g.Expect(attemptsTo(tr, want[3], refused)).To(gomega.HaveLen(len(at)), "b1 reconnected on its own before the pass reached it")
+					g.Expect(up-refused).To(gomega.BeNumerically("<", minFirstBackoff), "b1's state when the pass started: in backoff")
+					g.Expect(at[0]-refused).To(gomega.BeNumerically(">", maxFirstBackoff), "b1's backoff was over when the pass reached it")
+					return
+				}
 				b1 := subchannelEvents(tr, want[3], trace.KindSubchannelState)
 				var atStart, idle string
 				var idleAt time.Duration
@@ -253,13 +291,12 @@ func heTurnIdle() spec.Spec {
 				}
 				g.Expect(atStart).To(gomega.Equal("TRANSIENT_FAILURE"), "b1's state when the pass started")
 				g.Expect(idle).To(gomega.Equal("IDLE"), "b1 never left backoff")
-				at := attemptsTo(tr, want[3], up)
-				g.Expect(at).NotTo(gomega.BeEmpty(), "the pass reached b1 (IDLE) and requested no connection")
 				g.Expect(idleAt).To(gomega.BeNumerically("<", at[0]))
-				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 750*time.Millisecond, spec.Within(tr, labSlack)),
-					"b1 is the fourth address: attempted three delays after the list arrived")
 			}},
-			{Requirement: "A61-HE-READY-DROPS-OTHERS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			// Releasing the other subchannels is the policy's act; their
+			// attempts hang (dropped SYNs), and the run ends with r1's
+			// answer, before the kernel would have retransmitted them.
+			{Requirement: "A61-HE-READY-DROPS-OTHERS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				var ready time.Duration
 				for _, e := range subchannelEvents(tr, b1, trace.KindSubchannelState) {
@@ -315,12 +352,45 @@ func heNewList() spec.Spec {
 				up := nthUpdate(tr, 2)
 				for _, a := range addrs(tr, "b1/ipv4", "b2/ipv4") {
 					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "%s is CONNECTING: no new attempt", a)
+					// The policy's requests, where the trace has them (a
+					// request to a CONNECTING subchannel makes no SYN).
 					connects := trace.Select(subchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
 					g.Expect(connects).To(gomega.BeEmpty(), "%s is CONNECTING: no new connection request", a)
 				}
 			}},
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// The first backoff of spec/related/connection-backoff.md: 1 s ± 20 %.
+const (
+	minFirstBackoff = 800 * time.Millisecond
+	maxFirstBackoff = 1200 * time.Millisecond
+)
+
+// reresolvesPerRound checks, from outside the policy, that after the pass
+// ended at end a re-resolution was requested each time the count of
+// connection failures (refusals of as, counted across addresses) reached
+// n: a request within 10 ms of that failure. The channel's requests may
+// include the subchannels' own, so it does not count them.
+func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n int, as ...string) {
+	var fs []time.Duration
+	for _, a := range as {
+		for _, t := range spec.Refusals(tr, a) {
+			if t > end {
+				fs = append(fs, t)
+			}
+		}
+	}
+	slices.Sort(fs)
+	rr := spec.ReResolutions(tr)
+	g.ExpectWithOffset(1, len(fs)).To(gomega.BeNumerically(">=", n), "failures after the pass: a round of %d should complete", n)
+	for k := n - 1; k < len(fs); k += n {
+		t := fs[k]
+		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= t && e.T-t <= spec.Within(tr, 10*time.Millisecond) })
+		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:\n%s",
+			k+1, trace.FormatT(t), render(rr))
 	}
 }
 
@@ -336,15 +406,30 @@ func passEnd(g gomega.Gomega, tr *trace.Trace, as ...scenario.Addr) time.Duratio
 	return end
 }
 
-// firstFailure is when a subchannel of addr first reported
-// TRANSIENT_FAILURE, or -1.
+// firstFailure is when a connection attempt to addr first failed, or -1:
+// a subchannel of addr first reported TRANSIENT_FAILURE or, in a trace
+// without the policy's events, the capture saw the attempt refused.
 func firstFailure(tr *trace.Trace, addr string) time.Duration {
-	for _, e := range subchannelEvents(tr, addr, trace.KindSubchannelState) {
-		if e.State == "TRANSIENT_FAILURE" {
-			return e.T
-		}
+	if fs := failures(tr, addr); len(fs) > 0 {
+		return fs[0]
 	}
 	return -1
+}
+
+// failures are the times connection attempts to addr failed: its
+// subchannels' TRANSIENT_FAILURE reports, or, in a trace without the
+// policy's events, the refusals the capture saw (spec.Refusals).
+func failures(tr *trace.Trace, addr string) []time.Duration {
+	if !spec.HasPolicy(tr) {
+		return spec.Refusals(tr, addr)
+	}
+	var out []time.Duration
+	for _, e := range subchannelEvents(tr, addr, trace.KindSubchannelState) {
+		if e.State == "TRANSIENT_FAILURE" {
+			out = append(out, e.T)
+		}
+	}
+	return out
 }
 
 // firstState is the root policy's first report of state st, or nil.

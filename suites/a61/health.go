@@ -11,6 +11,10 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
+// Which subchannels the policy keeps and whose health it watches are the
+// policy's to see (subchannel-new, -shutdown, -health): those checks need
+// its events.
+//
 // The health specs run in the simulator only: the lab runner applies no
 // health step yet (a lab backend serves one health status for all its
 // addresses, netlab.Backend.SetServing, and the lab channel has no
@@ -47,7 +51,7 @@ func healthUnhealthyIsTF() spec.Spec {
 				g.Expect(res[0].Code).To(gomega.Equal("UNAVAILABLE"), "r1, while b1 is unhealthy")
 				g.Expect(res[1].Backend).To(gomega.Equal("b1"), "r2, once b1 is healthy again")
 			}},
-			{Requirement: "A61-HEALTH-RAW-STATE-CONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A61-HEALTH-RAW-STATE-CONNECTS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelShutdown)).To(gomega.BeEmpty(), "b1's connection is kept")
 				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelNew)).To(gomega.HaveLen(1))
@@ -55,7 +59,7 @@ func healthUnhealthyIsTF() spec.Spec {
 				states := rootStates(tr)
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"), "healthy again at 300 ms, on the same connection")
 			}},
-			{Requirement: "A61-HEALTH-WATCH-CHOSEN", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A61-HEALTH-WATCH-CHOSEN", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				hs := spec.Of(tr, trace.KindSubchannelHealth)
 				g.Expect(hs).NotTo(gomega.BeEmpty(), "no health watch")
 				ready := map[string]time.Duration{}
@@ -90,7 +94,7 @@ func healthPickFirstAlone() spec.Spec {
 			End(time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A61-HEALTH-PETIOLE-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A61-HEALTH-PETIOLE-ONLY", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Of(tr, trace.KindSubchannelHealth)).To(gomega.BeEmpty(), "pick_first on its own watches no health")
 				res := spec.Of(tr, trace.KindRPCResult)
 				g.Expect(res).To(gomega.HaveLen(1))

@@ -88,9 +88,11 @@ func nthUpdate(tr *trace.Trace, n int) time.Duration {
 	return ups[n-1].T
 }
 
-// rootStates are the root policy's balancer-state events.
+// rootStates are the channel's states as its policy drove them: the root
+// policy's balancer-state events, or, in a trace without the policy's
+// events, the driver's channel-state (spec.ChannelStates).
 func rootStates(tr *trace.Trace) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindBalancerState), func(e trace.Event) bool { return e.Policy == "" })
+	return spec.ChannelStates(tr)
 }
 
 // subchannelAddrs maps each subchannel id to its (first) address, from the

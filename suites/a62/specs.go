@@ -8,7 +8,6 @@
 package a62
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -71,25 +70,19 @@ func agreement(tolerance, cut time.Duration) *compare.Options {
 	}
 }
 
-// channel is the trace without the channel's final SHUTDOWN (the lab
-// records the channel being closed at the end of the run): the states the
-// policy drove the channel through.
+// channel is the trace without what the channel reports on its own (its
+// initial IDLE before the first resolver update, which grpc-js reports,
+// and the final SHUTDOWN, the run closing it): the states the policy drove
+// the channel through (spec.Channel).
 func channel(tr *trace.Trace) []trace.Event {
-	return slices.DeleteFunc(slices.Clone(tr.Events), func(e trace.Event) bool {
-		return e.Kind == trace.KindChannelState && e.State == "SHUTDOWN"
-	})
-}
-
-// states are the root policy's reported states, in order (both modes
-// record them; the lab's channel-state follows them).
-func states(tr *trace.Trace) []trace.Event {
-	return trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindBalancerState && e.Policy == "" })
+	return spec.Channel(tr)
 }
 
 // first returns the first event of tr at or after from that satisfies
-// every pred; ok is false when there is none.
+// every pred, leaving out what the channel reports on its own (channel);
+// ok is false when there is none.
 func first(tr *trace.Trace, from time.Duration, preds ...trace.Pred) (trace.Event, bool) {
-	for _, e := range tr.Events {
+	for _, e := range channel(tr) {
 		if e.T >= from && all(e, preds) {
 			return e, true
 		}
@@ -113,9 +106,11 @@ func mustFirst(g gomega.Gomega, tr *trace.Trace, from time.Duration, what string
 	return e
 }
 
-// isState selects the root policy's balancer-state events in state st.
-func isState(st string) trace.Pred {
-	return func(e trace.Event) bool { return e.Kind == trace.KindBalancerState && e.Policy == "" && e.State == st }
+// isState selects the channel's reports of state st: the root policy's
+// balancer-state events, or, in a trace without the policy's events, the
+// driver's channel-state (spec.StateIs).
+func isState(tr *trace.Trace, st string) trace.Pred {
+	return spec.StateIs(tr, st)
 }
 
 // attempts are the fresh SYNs (retransmissions left out) of evs.

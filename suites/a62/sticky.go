@@ -1,6 +1,7 @@
 package a62
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -56,7 +57,7 @@ func tfPicksFailFast() spec.Spec {
 			}},
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
 				r := result(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), "r2 (wait_for_ready) should wait out TRANSIENT_FAILURE: %s", r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"))
@@ -120,6 +121,10 @@ func stickyTFPriority() spec.Spec {
 				g.Expect(r.Backend).To(gomega.Equal("b2"), "with p0 in TRANSIENT_FAILURE, r1 should go to p1")
 			}},
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// r2 is sent once p0 has reconnected to b1 (its SYN-ACK).
+				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
+				mustFirst(g, tr, clear.T, "SYN-ACK from b1 after it recovered: p0's pick_first, in TRANSIENT_FAILURE, should keep reconnecting",
+					trace.OfKind(trace.KindSYNACK), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b1/ipv4") })
 				r := result(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"), "once p0 is READY, r2 should go to p0")
@@ -153,7 +158,7 @@ func stickyTFUntilReady() spec.Spec {
 			}},
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(trace.Select(tr.Events, trace.OfKind(trace.KindRPCStart))).To(gomega.BeEmpty())
-				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE balancer-state", isState(tf))
+				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", isState(tr, tf))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					syns := attemptsTo(tr.Events, spec.Addr(tr, a))
@@ -168,7 +173,7 @@ func stickyTFUntilReady() spec.Spec {
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				b2 := spec.Addr(tr, "b2/ipv4")
 				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
@@ -201,6 +206,10 @@ func stickyTFReresolveEveryRound() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				if !spec.HasPolicy(tr) {
+					reresolvesPerRound(g, tr, 2, spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4"))
+					return
+				}
 				// Walk the trace: count subchannel failures; every second
 				// one completes a round and must be followed by
 				// re-resolution before the next failure.
@@ -214,7 +223,7 @@ func stickyTFReresolveEveryRound() spec.Spec {
 						if failures%2 == 0 {
 							rounds++
 						}
-					case e.Kind == trace.KindResolveNow:
+					case e.Kind == trace.KindResolveNow && e.Source == trace.SourcePolicy:
 						asked++
 						g.Expect(asked).To(gomega.BeNumerically("<=", rounds),
 							"at %s: re-resolution before a round of failures ended", trace.FormatT(e.T))
@@ -261,7 +270,7 @@ func stickyTFNewList() spec.Spec {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
 				g.Expect(updates).NotTo(gomega.BeEmpty())
 				update := updates[len(updates)-1]
-				rdy := mustFirst(g, tr, update.T, "READY balancer-state", isState(ready))
+				rdy := mustFirst(g, tr, update.T, "READY channel state", isState(tr, ready))
 				pass := trace.Window(tr.Events, update.T, rdy.T+1)
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
@@ -312,14 +321,31 @@ func stickyTFNewListAllFail() spec.Spec {
 				b3 := spec.Addr(tr, "b3/ipv4")
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{b3}),
 					"the new pass should skip b2, in backoff, and try b3 once")
-				g.Expect(trace.Select(pass, trace.OfKind(trace.KindResolveNow))).To(gomega.HaveLen(1),
-					"the failed new pass should end with re-resolution")
-				g.Expect(trace.Select(pass, isState(tf))).NotTo(gomega.BeEmpty(),
-					"the failed new pass should end by reporting TRANSIENT_FAILURE again")
+				rr := trace.Select(pass, trace.OfKind(trace.KindResolveNow), trace.FromSource(trace.SourcePolicy))
+				if !spec.HasPolicy(tr) {
+					// The channel's requests may include b3's subchannel's
+					// own: at least one, when the pass ends.
+					rr = trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= update.T && e.T < clear.T })
+					g.Expect(rr).NotTo(gomega.BeEmpty(), "the failed new pass should end with re-resolution")
+					g.Expect(rr[len(rr)-1].T).To(gomega.BeNumerically(">=", attempts(pass)[0].T), "re-resolution at the end of the new pass, after b3 was tried")
+				} else {
+					g.Expect(rr).To(gomega.HaveLen(1), "the failed new pass should end with re-resolution")
+				}
+				if !spec.HasPolicy(tr) {
+					// The channel reports changes of state only: the
+					// policy's TRANSIENT_FAILURE again is seen as the
+					// channel still in it when the pass is over.
+					in := trace.Select(channel(tr), trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.T < clear.T })
+					g.Expect(in).NotTo(gomega.BeEmpty())
+					g.Expect(in[len(in)-1].State).To(gomega.Equal(tf), "the failed new pass should end in TRANSIENT_FAILURE again")
+				} else {
+					g.Expect(trace.Select(pass, isState(tr, tf))).NotTo(gomega.BeEmpty(),
+						"the failed new pass should end by reporting TRANSIENT_FAILURE again")
+				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY balancer-state", isState(ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
 					"b3's first reconnection after it recovered should end TRANSIENT_FAILURE")
@@ -330,4 +356,31 @@ func stickyTFNewListAllFail() spec.Spec {
 		// modes draw differently.
 		Agreement: agreement(labSlack, 700*time.Millisecond),
 	}
+}
+
+// reresolvesPerRound checks, from outside the policy, that each time the
+// count of connection failures (refusals of as, counted across addresses)
+// reaches n, a re-resolution is requested before the next failure, and
+// that the run gives three such rounds. The channel's requests may include
+// the subchannels' own (grpc-go's), so they are not counted: the policy's
+// request is one of those after a round's last failure.
+func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
+	var fs []time.Duration
+	for _, a := range as {
+		fs = append(fs, spec.Refusals(tr, a)...)
+	}
+	slices.Sort(fs)
+	rr := spec.ReResolutions(tr)
+	rounds := 0
+	for k := n - 1; k < len(fs); k += n {
+		next := tr.Header.Scenario.End
+		if k+1 < len(fs) {
+			next = fs[k+1]
+		}
+		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= fs[k] && e.T <= next })
+		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(),
+			"at %s: round %d of failures ended without re-resolution before the next failure", trace.FormatT(fs[k]), rounds+1)
+		rounds++
+	}
+	g.ExpectWithOffset(1, rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 }

@@ -1,0 +1,120 @@
+package spec
+
+import (
+	"slices"
+	"time"
+
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// The evidence a check reads, whoever produced the trace. The reference
+// records its policy's own events (trace.SourcePolicy: subchannels, the
+// root's balancer-state, its resolve-now requests, timers); a third party's
+// trace has only what is seen from outside the policy: the capture, the
+// backends, the harness's stimuli and the driver's channel-state,
+// resolve-now and rpc-result. These helpers read the policy's events when
+// the trace has them and the outside evidence otherwise, with the same
+// meaning; a check whose requirement cannot be seen from outside declares
+// Needs: []trace.Source{trace.SourcePolicy} instead.
+
+// HasPolicy reports whether tr records the policy's own events.
+func HasPolicy(tr *trace.Trace) bool {
+	return slices.ContainsFunc(tr.Events, func(e trace.Event) bool { return e.Source == trace.SourcePolicy })
+}
+
+// ChannelStates are the states the policy drove the channel through, in
+// time order: the root policy's balancer-state events when tr has the
+// policy's events; otherwise the driver's channel-state events, without the
+// channel's own initial IDLE (reported before the first resolver update,
+// when there is no policy yet: grpc-js reports it, grpc-go does not) and the
+// final SHUTDOWN (the run closing the channel).
+func ChannelStates(tr *trace.Trace) []trace.Event {
+	if HasPolicy(tr) {
+		return trace.Select(tr.Events, trace.OfKind(trace.KindBalancerState), func(e trace.Event) bool { return e.Policy == "" })
+	}
+	return channelStates(tr)
+}
+
+// Channel is tr's events without what the channel reports on its own
+// rather than from its policy: the initial IDLE before the first resolver
+// update and the final SHUTDOWN. The state matchers of harness/match read
+// it as they read a whole trace.
+func Channel(tr *trace.Trace) []trace.Event {
+	own := map[int]bool{}
+	first := firstUpdate(tr)
+	seenState := false
+	for i, e := range tr.Events {
+		if e.Kind != trace.KindChannelState {
+			continue
+		}
+		switch {
+		case !seenState && e.State == "IDLE" && e.T <= first:
+			own[i] = true
+		case e.State == "SHUTDOWN":
+			own[i] = true
+		}
+		seenState = true
+	}
+	out := make([]trace.Event, 0, len(tr.Events))
+	for i, e := range tr.Events {
+		if !own[i] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func channelStates(tr *trace.Trace) []trace.Event {
+	return trace.Select(Channel(tr), trace.OfKind(trace.KindChannelState))
+}
+
+// firstUpdate is the time of tr's first resolver update, or the end of the
+// trace when there is none.
+func firstUpdate(tr *trace.Trace) time.Duration {
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindResolverUpdate {
+			return e.T
+		}
+	}
+	return time.Duration(1<<63 - 1)
+}
+
+// StateIs selects the events of ChannelStates(tr) in state st.
+func StateIs(tr *trace.Trace, st string) trace.Pred {
+	if HasPolicy(tr) {
+		return func(e trace.Event) bool { return e.Kind == trace.KindBalancerState && e.Policy == "" && e.State == st }
+	}
+	return func(e trace.Event) bool { return e.Kind == trace.KindChannelState && e.State == st }
+}
+
+// Refusals are the times the connection attempts to addr were refused, as
+// the capture saw them (an RST answering a SYN). An attempt that hangs
+// (dropped SYNs) is not seen to fail before its deadline.
+func Refusals(tr *trace.Trace, addr string) []time.Duration {
+	var out []time.Duration
+	for _, e := range Of(tr, trace.KindRST) {
+		if e.Addr == addr {
+			out = append(out, e.T)
+		}
+	}
+	return out
+}
+
+// ReResolutions are the re-resolution requests: the policy's resolve-now
+// events when tr has the policy's events; otherwise the driver's, the
+// channel's requests. Those may include requests the implementation's
+// subchannels make on their own (grpc-go's do), so without the policy's
+// events a check can require a request where the policy must make one, but
+// not count them.
+func ReResolutions(tr *trace.Trace) []trace.Event {
+	src := trace.SourceDriver
+	if HasPolicy(tr) {
+		src = trace.SourcePolicy
+	}
+	return trace.Select(tr.Events, trace.OfKind(trace.KindResolveNow), trace.FromSource(src))
+}
+
+// NeedsPolicy is the Needs of a check that reads what only the policy's
+// events show: its timers, its subchannels and which one it chose, a
+// child policy's own state.
+var NeedsPolicy = []trace.Source{trace.SourcePolicy}
