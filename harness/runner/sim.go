@@ -7,17 +7,26 @@ import (
 
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/reference"
 )
 
 // Sim runs s against the reference in the simulator, on virtual time. The
 // same scenario and seed give the same trace, byte for byte.
 func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
-	policy, config, err := referencePolicy(s.Client)
+	var policy, config string
+	var err error
+	if s.Client.Target == scenario.TargetXDS {
+		// The tree's config comes with the first configuration (xdsPush).
+		policy, err = xdsInitialRoot(s)
+	} else {
+		policy, config, err = referencePolicy(s.Client)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -27,6 +36,12 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 	}
 	defer w.Close()
 	sw := &simWorld{s: s, w: w, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
+	if s.Client.Target == scenario.TargetXDS {
+		sw.dns, sw.dnsLast = &xdsDNS{}, map[string][]string{}
+		if sw.ads, err = newSimADS(s.Client.Listener, w.Record); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	for i, b := range s.Backends {
 		var addrs []string
 		for _, fam := range b.Stack.Families() {
@@ -53,6 +68,13 @@ type simWorld struct {
 	policy string                        // the reference policy the World was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
+
+	// With scenario.TargetXDS: the xDS exchange, the xds steps applied so
+	// far, and the LOGICAL_DNS answers (xdsDNS, the last per cluster).
+	ads     *simADS
+	xdsN    int
+	dns     *xdsDNS
+	dnsLast map[string][]string
 }
 
 func (sw *simWorld) now() time.Duration    { return sw.w.Now() }
@@ -76,11 +98,17 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 func (sw *simWorld) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
-		st, _, err := resolverState(sw.s, a)
+		st, eps, err := resolverState(sw.s, a)
 		if err != nil {
 			return err
 		}
+		if sw.ads != nil {
+			sw.dns.update(eps) // the xDS client's DNS, not the channel's resolver
+			return nil
+		}
 		return sw.w.Resolve(st)
+	case scenario.XDSResources:
+		return sw.xds(a)
 	case scenario.SetFault:
 		return sw.setFault(a.Addr, a.Fault)
 	case scenario.ClearFault:
@@ -98,6 +126,44 @@ func (sw *simWorld) apply(a scenario.Action) error {
 		return sw.setConfig(a)
 	}
 	return fmt.Errorf("the simulator cannot apply %s", a.Kind())
+}
+
+// xds is an xds step: the management server's resources change, the
+// exchange runs to quiet (ACKs, NACKs and subscriptions recorded as the lab
+// server records them), and the configuration the client then holds, if it
+// changed, reaches the policy as the reference resolver pushes it: one
+// resolver update carrying A75's tree as its LB config.
+func (sw *simWorld) xds(x scenario.XDSResources) error {
+	if sw.ads == nil {
+		return fmt.Errorf("an xds step needs client.target %s", scenario.TargetXDS)
+	}
+	sw.xdsN++
+	res, err := xdsres.Build(sw.s, x, xdsOptions)
+	if err != nil {
+		return err
+	}
+	sw.ads.setResources(xdsres.Version(x, sw.xdsN), res)
+	cfg, cfgErr, ok := sw.ads.take()
+	switch {
+	case !ok:
+		return nil
+	case cfgErr != nil:
+		sw.w.ResolverError(cfgErr) // the resolver's ReportError
+		return nil
+	}
+	eps, tree, err := xdsState(cfg, sw.dns.lookupHost, sw.dnsLast)
+	if err != nil {
+		sw.w.ResolverError(err)
+		return nil
+	}
+	root, config, err := rootPolicy([]byte(tree))
+	if err != nil {
+		return err
+	}
+	if root != sw.policy {
+		return fmt.Errorf("the simulator cannot change the root policy from %s to %s during a run", sw.policy, root)
+	}
+	return sw.w.ResolveConfig(resolver.State{Endpoints: eps}, config)
 }
 
 // setConfig gives the World's policy its new config. The simulator builds

@@ -1,0 +1,156 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+const cdsType = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+
+// aggregateResources is an aggregate cluster over eds1 (b1) and eds2 (b2),
+// each round_robin; badIdle gives eds1 an idle_timeout beyond
+// google.protobuf.Duration's range (A75: NACK).
+func aggregateResources(badIdle bool) scenario.XDSResources {
+	eds1 := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS}
+	if badIdle {
+		eds1.UpstreamConfig = &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{
+			IdleTimeout: &scenario.XDSDuration{Seconds: 315576000001},
+		}}
+	}
+	ep := func(a scenario.Addr) []scenario.XDSPriority {
+		return []scenario.XDSPriority{{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: a}}}}}}
+	}
+	return scenario.XDSResources{
+		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
+		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "agg"}},
+		Clusters: []scenario.XDSCluster{
+			{Name: "agg", Type: scenario.ClusterAggregate, Clusters: []string{"eds1", "eds2"}},
+			eds1,
+			{Name: "eds2", Type: scenario.ClusterEDS},
+		},
+		Endpoints: []scenario.XDSLoadAssignment{
+			{Cluster: "eds1", Priorities: ep("b1/ipv4")},
+			{Cluster: "eds2", Priorities: ep("b2/ipv4")},
+		},
+	}
+}
+
+// xdsAggregateFailover: RPCs go to the aggregate's first cluster (b1); an
+// update NACKed for its idle_timeout leaves that configuration serving (r2
+// on b1); when b1 resets and goes down the channel fails over to the second
+// cluster (r3 on b2).
+func xdsAggregateFailover() *scenario.Scenario {
+	return scenario.New("xds-aggregate-failover").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, aggregateResources(false)).
+		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), aggregateResources(true)).
+		AfterDelay(scenario.On("xds-request").WithXDS("NACK", "CDS"), 50*time.Millisecond,
+			scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Fault("b1/ipv4", scenario.Reset)).
+		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), time.Millisecond, scenario.Stop("b1")).
+		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 300*time.Millisecond,
+			scenario.RPC("r3", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+		End(20 * time.Second).
+		MustBuild()
+}
+
+// checkAggregateFailover checks what both modes must show.
+func checkAggregateFailover(t *testing.T, tr *trace.Trace) {
+	t.Helper()
+	want := map[string]string{"r1": "b1", "r2": "b1", "r3": "b2"}
+	for _, e := range tr.Events {
+		if e.Kind != trace.KindRPCResult {
+			continue
+		}
+		if e.Backend != want[e.RPC] || e.Code != "OK" {
+			t.Errorf("%s answered by %q (%s %s), want %s", e.RPC, e.Backend, e.Code, e.Err, want[e.RPC])
+		}
+		delete(want, e.RPC)
+	}
+	if len(want) > 0 {
+		t.Errorf("no result for %v", want)
+	}
+	var nacks []trace.Event
+	acks := map[string]bool{}
+	for _, e := range tr.Events {
+		if e.Kind != trace.KindXDSRequest || e.Source != trace.SourceControlPlane {
+			continue
+		}
+		if e.Node != xdsNode {
+			t.Errorf("xds-request from node %q, want %q", e.Node, xdsNode)
+		}
+		switch e.XDS {
+		case trace.XDSNACK:
+			nacks = append(nacks, e)
+		case trace.XDSACK:
+			acks[trace.Lane(e)] = true
+		}
+	}
+	for _, l := range []string{"xds:LDS", "xds:RDS", "xds:CDS", "xds:EDS"} {
+		if !acks[l] {
+			t.Errorf("no ACK in lane %s", l)
+		}
+	}
+	if len(nacks) != 1 {
+		t.Fatalf("%d NACKs, want 1 (of CDS version 2):\n%s", len(nacks), dump(tr.Events))
+	}
+	n := nacks[0]
+	if n.TypeURL != cdsType || n.Version != "1" || n.Detail != "rejected 2" || n.Code != "INVALID_ARGUMENT" ||
+		!strings.Contains(n.Err, "idle_timeout") || !strings.Contains(n.Err, "eds1") {
+		t.Errorf("NACK %+v: want CDS, version 1, rejected 2, INVALID_ARGUMENT, a detail naming eds1's idle_timeout", n)
+	}
+	cu := 0
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindConfigUpdate {
+			cu++
+			if !strings.HasPrefix(e.Detail, `{"children":{"eds1":`) {
+				t.Errorf("config-update %s, want the aggregate's conform_priority config", e.Detail)
+			}
+		}
+	}
+	if cu != 1 {
+		t.Errorf("%d config-update events, want 1 (the NACKed update changes nothing)", cu)
+	}
+}
+
+// TestSim_XDSAggregateFailoverAndNACK verifies, in simulation, an aggregate
+// cluster's routing and failover and a NACKed update that leaves the
+// previous configuration serving, with the NACK's detail in the trace.
+func TestSim_XDSAggregateFailoverAndNACK(t *testing.T) {
+	tr, err := Sim(context.Background(), xdsAggregateFailover(), Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	checkAggregateFailover(t, tr)
+}
+
+// TestSim_XDSSameSeedSameBytes verifies an xDS scenario's simulated trace is
+// reproducible byte for byte.
+func TestSim_XDSSameSeedSameBytes(t *testing.T) {
+	var out [2][]byte
+	for i := range out {
+		tr, err := Sim(context.Background(), xdsAggregateFailover(), Options{Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i], err = trace.Canonical(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(out[0], out[1]) {
+		t.Error("two runs with the same seed differ")
+	}
+	if !bytes.Contains(out[0], []byte(`"kind":"xds-request"`)) {
+		t.Error("the trace has no xds-request")
+	}
+}
