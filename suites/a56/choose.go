@@ -11,6 +11,11 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
+// Most A56 checks read what priority decides inside: its children's
+// creation (their subchannels), its failover and deactivation timers and the
+// picker it reports; those need the policy's events (spec.NeedsPolicy).
+// The others read the channel's state, the capture and the RPCs.
+
 // emptyPriorities: a config with no priorities; the channel fails RPCs.
 func emptyPriorities() spec.Spec {
 	return spec.Spec{
@@ -26,7 +31,14 @@ func emptyPriorities() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-CHOOSE-EMPTY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				states := balancerStates(tr)
+				// The channel's own CONNECTING (resolving) before the list
+				// arrives is not priority's.
+				up := spec.Of(tr, trace.KindResolverUpdate)
+				g.Expect(up).NotTo(gomega.BeEmpty())
+				states := spec.ChannelStates(tr)
+				if !spec.HasPolicy(tr) {
+					states = trace.Select(states, func(e trace.Event) bool { return e.T >= up[0].T })
+				}
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				for _, e := range states {
 					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), e.String())
@@ -34,7 +46,7 @@ func emptyPriorities() spec.Spec {
 				r1 := result(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
 				g.Expect(r1.Err).NotTo(gomega.BeEmpty(), "the status should say why")
-				expectNone(g, spec.Of(tr, trace.KindSubchannelNew), "no child, no subchannel")
+				expectNone(g, spec.Of(tr, trace.KindSubchannelNew, trace.KindSYN), "no child, no subchannel, no connection")
 			}},
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
@@ -60,16 +72,16 @@ func tfFailoverAtOnce() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-TF-FAILOVER-AT-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
-				f1, f2 := failures(tr, "b1/ipv4"), failures(tr, "b2/ipv4")
+				f1, f2 := failureTimes(tr, "b1/ipv4"), failureTimes(tr, "b2/ipv4")
 				g.Expect(f1).NotTo(gomega.BeEmpty())
 				g.Expect(f2).NotTo(gomega.BeEmpty())
-				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0].T, slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
-				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0].T, slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
+				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0], slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
+				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0], slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
 				r1 := result(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b3"))
 				g.Expect(r1.T).To(gomega.BeNumerically("<", time.Second), "no failover timer is waited out")
 			}},
-			{Requirement: "A56-FAILOVER-TIMER-CANCEL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-CANCEL", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
 				f := timers(tr, timerFailover)
 				starts, stops := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerStop)
@@ -87,7 +99,7 @@ func tfFailoverAtOnce() spec.Spec {
 				}
 				g.Expect(stops[2].T).To(beAbout(ready, slack+2*time.Millisecond), "p2's READY cancels its timer")
 			}},
-			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				var order []string
 				for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
 					order = append(order, e.Addrs...)
@@ -96,7 +108,7 @@ func tfFailoverAtOnce() spec.Spec {
 				g.Expect(order).To(gomega.Equal([]string{spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4"), spec.Addr(tr, "b3/ipv4")}),
 					"the scan creates p0, p1 (passed over) and p2 in order")
 			}},
-			{Requirement: "A56-CHOOSE-REPORTS-CHILD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-REPORTS-CHILD", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				states := balancerStates(tr)
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				for _, e := range states[:len(states)-1] {
@@ -107,4 +119,18 @@ func tfFailoverAtOnce() spec.Spec {
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
 	}
+}
+
+// failureTimes are when connection attempts to a failed: its subchannels'
+// TRANSIENT_FAILURE reports, or, in a trace without the policy's events,
+// the refusals the capture saw.
+func failureTimes(tr *trace.Trace, a scenario.Addr) []time.Duration {
+	if !spec.HasPolicy(tr) {
+		return spec.Refusals(tr, spec.Addr(tr, a))
+	}
+	var out []time.Duration
+	for _, e := range failures(tr, a) {
+		out = append(out, e.T)
+	}
+	return out
 }

@@ -36,13 +36,13 @@ func prioritiesListOrder() spec.Spec {
 						"%s: the priorities list, not the children's names, orders the children: pz is the highest", id)
 				}
 			}},
-			{Requirement: "A56-ROUTE-HIGHEST-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-ROUTE-HIGHEST-READY", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				states := balancerStates(tr)
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"))
 				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")
 			}},
-			{Requirement: "A56-LAZY-CREATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-LAZY-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "pa is below a usable priority: never created")
 				expectNone(g, subchannelsFor(tr, "b3/ipv4"), "pm is below a usable priority: never created")
 				starts := ofTimer(timers(tr, timerFailover), trace.KindTimerStart)
@@ -76,7 +76,7 @@ func ignoreReresolution() spec.Spec {
 			End(10 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-IGNORE-RERESOLUTION", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-IGNORE-RERESOLUTION", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fail1 := failures(tr, "b1/ipv4")
 				fail2 := failures(tr, "b2/ipv4")
 				g.Expect(len(fail1)).To(gomega.BeNumerically(">=", 2), "p0's pick_first should fail round after round:%s", render(fail1))
@@ -129,14 +129,14 @@ func nestedPaths() spec.Spec {
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-HIER-PATH-SPLIT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-HIER-PATH-SPLIT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectNone(g, subchannelsFor(tr, "b3/ipv4"), "b3's path leads to p1, which is never used")
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					scs := subchannelsFor(tr, a)
 					g.Expect(scs).To(gomega.HaveLen(1), "p0 should receive %s once:%s", a, render(scs))
 				}
 			}},
-			{Requirement: "A56-HIER-PATH-NESTED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-HIER-PATH-NESTED", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
 					g.Expect(e.Addrs).To(gomega.HaveLen(1), "each leaf should receive only its own address: %s", e.String())
 				}
@@ -172,7 +172,7 @@ func addressUpdateForwarded() spec.Spec {
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-UPDATE-FORWARDED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-UPDATE-FORWARDED", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b1"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 should get b3 from the update")
@@ -180,7 +180,7 @@ func addressUpdateForwarded() spec.Spec {
 				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "p1 was never needed")
 			}},
-			{Requirement: "A56-CHOOSE-IDEMPOTENT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-IDEMPOTENT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				w := between(tr.Events, same, moved)
 				expectNone(g, trace.Select(w, trace.OfKind(trace.KindTimerStart, trace.KindSubchannelNew, trace.KindSubchannelShutdown)),
 					"the same update again should have no side effect")
@@ -209,7 +209,7 @@ func updateChoosesOnce() spec.Spec {
 			End(10 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-UPDATE-CHOOSE-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-UPDATE-CHOOSE-ONCE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
 				var update time.Duration
 				for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
@@ -224,7 +224,7 @@ func updateChoosesOnce() spec.Spec {
 				g.Expect(after[0].State).To(gomega.Equal("TRANSIENT_FAILURE"), "both children failed: the last priority's state")
 				g.Expect(result(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
 			}},
-			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				d := timers(tr, timerDeactivation)
 				stops := ofTimer(d, trace.KindTimerStop)
 				g.Expect(stops).To(gomega.HaveLen(1), "the scan reaches p1 and reactivates it:%s", render(d))

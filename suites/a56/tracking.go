@@ -29,7 +29,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 			End(15 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-ON-CREATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-ON-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				starts := ofTimer(timers(tr, timerFailover), trace.KindTimerStart)
 				g.Expect(starts).To(gomega.HaveLen(2), "one failover timer per child created:%s", render(starts))
 				for i, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
@@ -40,7 +40,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 					g.Expect(starts[i].Duration).To(gomega.Equal(failoverTimeout))
 				}
 			}},
-			{Requirement: "A56-FAILOVER-TIMER-10S", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-10S", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				f := timers(tr, timerFailover)
 				starts, fires := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).To(gomega.HaveLen(1), "p0's failover timer fires:%s", render(f))
@@ -50,7 +50,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				g.Expect(result(g, tr, "r1").T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+10*time.Millisecond))
 			}},
-			{Requirement: "A56-CHOOSE-PENDING-TIMER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-PENDING-TIMER", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fire := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
 				g.Expect(fire).NotTo(gomega.BeEmpty())
 				before := between(tr.Events, 0, fire[0].T)
@@ -59,7 +59,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 				}
 				expectNone(g, trace.Select(before, trace.OfKind(trace.KindRPCResult)), "r1 waits on p0")
 			}},
-			{Requirement: "A56-LAZY-CREATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-LAZY-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fire := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
 				g.Expect(fire).NotTo(gomega.BeEmpty())
 				scs := subchannelsFor(tr, "b2/ipv4")
@@ -115,7 +115,7 @@ func repeatedConnectingSeed() spec.Spec {
 		Labels:   []string{spec.LabelSlow},
 		Scenario: repeatedConnecting("repeated-connecting-seed", ""),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-EVERY-CONNECTING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-EVERY-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
@@ -142,7 +142,7 @@ func repeatedConnectingLatest() spec.Spec {
 		Labels:   []string{spec.LabelSlow},
 		Scenario: repeatedConnecting("repeated-connecting-latest", "latest"),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-NEW-CONNECTING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-NEW-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
@@ -202,7 +202,7 @@ func timerFiresSeed() spec.Spec {
 		Labels:   []string{spec.LabelSlow},
 		Scenario: timerFires("failover-timer-fires-seed", ""),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-FIRES-AS-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-FIRES-AS-TF", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
 				g.Expect(failed).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+5*time.Millisecond))
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("TRANSIENT_FAILURE"),
@@ -212,7 +212,7 @@ func timerFiresSeed() spec.Spec {
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
 				g.Expect(r1.T-started(g, tr, "r1")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond), "r1 fails at once")
 			}},
-			{Requirement: "A56-CHOOSE-LAST-FALLBACK", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-LAST-FALLBACK", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
 				for _, e := range between(balancerStates(tr), failed+spec.Within(tr, labSlack), time.Hour) {
 					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), "the last priority's state is reported: %s", e.String())
@@ -235,7 +235,7 @@ func timerFiresLatest() spec.Spec {
 		Labels:   []string{spec.LabelSlow},
 		Scenario: timerFires("failover-timer-fires-latest", "latest"),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-FIRES-RECHOOSE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-FIRES-RECHOOSE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fires := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
 				g.Expect(fires).To(gomega.HaveLen(1))
 				g.Expect(fires[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
@@ -245,7 +245,7 @@ func timerFiresLatest() spec.Spec {
 					g.Expect(e.State).NotTo(gomega.Equal("TRANSIENT_FAILURE"), "p0's state stays CONNECTING: %s", e.String())
 				}
 			}},
-			{Requirement: "A56-CHOOSE-CONNECTING-FALLBACK", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-CHOOSE-CONNECTING-FALLBACK", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("CONNECTING"),
 					"with p1 failed and no timer pending, the CONNECTING p0 is chosen")
@@ -281,7 +281,7 @@ func connectingAfterTF() spec.Spec {
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A56-FAILOVER-TIMER-NOT-AFTER-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			{Requirement: "A56-FAILOVER-TIMER-NOT-AFTER-TF", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 gets b3 and connects to it (round_robin: CONNECTING)")
