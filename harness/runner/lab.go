@@ -23,6 +23,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/netlab/xdsserver"
 	"github.com/conformlab/conform/reference"
 )
 
@@ -32,9 +33,13 @@ import (
 // trace has the same LB-level events as a simulated one plus the network's.
 // It needs root (see netlab.Available).
 func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
-	policy, config, err := referencePolicy(s.Client)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	xds := s.Client.Target == scenario.TargetXDS
+	var policy, config string
+	var err error
+	if !xds { // an xDS client's policy is the resolver's tree
+		if policy, config, err = referencePolicy(s.Client); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
 	}
 	log := &eventLog{changed: make(chan struct{})}
 	lw := &labWorld{s: s, log: log, rpcs: map[string]context.CancelFunc{}}
@@ -46,7 +51,16 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer lw.lab.Close()
-	if err := lw.connect(policy, config, opts.Seed); err != nil {
+	if xds {
+		if err := lw.startXDS(); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		defer lw.xds.Close() // before the lab's: it leaves the namespace as it found it
+		err = lw.connectXDS(opts.Seed)
+	} else {
+		err = lw.connect(policy, config, opts.Seed)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	tl, err := newTimeline(s, AddrOf, lw)
@@ -133,6 +147,12 @@ type labWorld struct {
 	wg   sync.WaitGroup // the state watcher and the RPCs
 	mu   sync.Mutex
 	rpcs map[string]context.CancelFunc
+
+	// With scenario.TargetXDS (res is then nil): the management server,
+	// the xds steps applied so far, and the LOGICAL_DNS answers.
+	xds  *xdsserver.Server
+	xdsN int
+	dns  *xdsDNS
 }
 
 // sinkSeq makes each lab run's recorder sink name unique in the process.
@@ -207,9 +227,12 @@ func (lw *labWorld) close() {
 		cancel()
 	}
 	lw.mu.Unlock()
-	lw.cc.Close() // ends the watcher after it records SHUTDOWN
+	lw.cc.Close() // ends the watcher after it records SHUTDOWN, and the xDS resolver
 	lw.wg.Wait()
 	lw.unreg()
+	if lw.xds != nil {
+		lw.xds.Close()
+	}
 }
 
 func (lw *labWorld) now() time.Duration {
@@ -266,7 +289,12 @@ func (lw *labWorld) apply(a scenario.Action) error {
 		lw.startRPC(a)
 		return nil
 	case scenario.SetConfig:
+		if lw.res == nil {
+			return fmt.Errorf("an xDS client's LB config comes from its resources, not from a config step")
+		}
 		return lw.setConfig(a)
+	case scenario.XDSResources:
+		return lw.setXDS(a)
 	}
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
 }
@@ -298,6 +326,10 @@ func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
 	st, eps, err := resolverState(lw.s, a)
 	if err != nil {
 		return err
+	}
+	if lw.dns != nil {
+		lw.dns.update(eps) // the xDS client's DNS, not the channel's resolver
+		return nil
 	}
 	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
 	lw.last = st

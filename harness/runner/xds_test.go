@@ -154,3 +154,26 @@ func TestSim_XDSSameSeedSameBytes(t *testing.T) {
 		t.Error("the trace has no xds-request")
 	}
 }
+
+// TestLab_XDSAggregateFailoverAndNACK verifies the same scenario in the lab:
+// the reference xDS resolver against the lab's management server, the
+// server's view of the ACKs and the NACK in the trace, routing to the first
+// cluster, the NACKed update changing nothing, failover to the second.
+func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
+	requireLab(t)
+	tr, err := Lab(context.Background(), xdsAggregateFailover(), Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	checkAggregateFailover(t, tr)
+	if t.Failed() {
+		t.Logf("trace:\n%s", dump(tr.Events))
+	}
+	b, err := trace.Canonical(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trace.Read("lab.jsonl", bytes.NewReader(b)); err != nil {
+		t.Errorf("the lab trace does not read back: %v", err)
+	}
+}
