@@ -331,6 +331,44 @@ func shortType(url string) string {
 // delivers the configuration when it is complete.
 func (c *Client) refresh() {
 	cfg, names, err := c.compute()
+	// Names about to be subscribed are not yet answered: computed before
+	// they are marked so, a full-state type would call them absent (A27: a
+	// resource does not exist only when a response to its subscription
+	// leaves it out). Each pass reaches further down an aggregate graph.
+	for range 1 + MaxAggregateDepth*4 {
+		if !c.markUnanswered(names) {
+			break
+		}
+		cfg, names, err = c.compute()
+	}
+	c.subscribe(names)
+	switch {
+	case err != nil:
+		c.watcher(nil, err)
+	case cfg != nil:
+		c.delivered = true
+		c.watcher(cfg, nil)
+	}
+}
+
+// markUnanswered marks the names not yet subscribed as unanswered and
+// reports whether there were any.
+func (c *Client) markUnanswered(names map[string][]string) (marked bool) {
+	for _, url := range typeOrder {
+		ts := c.types[url]
+		for _, n := range names[url] {
+			if !slices.Contains(ts.names, n) && !ts.unanswered[n] {
+				ts.unanswered[n] = true
+				marked = true
+			}
+		}
+	}
+	return marked
+}
+
+// subscribe makes the subscriptions names and sends the changed ones; it
+// reports whether any changed.
+func (c *Client) subscribe(names map[string][]string) (changed bool) {
 	for _, url := range typeOrder {
 		ts := c.types[url]
 		want := names[url]
@@ -352,14 +390,9 @@ func (c *Client) refresh() {
 			}
 		}
 		c.send(ts, Subscribe, "", "")
+		changed = true
 	}
-	switch {
-	case err != nil:
-		c.watcher(nil, err)
-	case cfg != nil:
-		c.delivered = true
-		c.watcher(cfg, nil)
-	}
+	return changed
 }
 
 // get returns a received resource of a type, ok false when it has not

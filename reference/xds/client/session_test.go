@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,5 +89,31 @@ func TestSession_SameProtocolAsTheStream(t *testing.T) {
 	r = s.Handle(respond(t, EndpointsType, "3", next(), twoPriorities("c1-eds")))
 	if !r.Delivered || r.Config == nil || r.Config.Clusters["c1"].IdleTimeout != time.Hour {
 		t.Errorf("after the NACK: delivered %v config %+v, want the accepted c1 (1 h idle timeout)", r.Delivered, r.Config)
+	}
+}
+
+// TestSession_NewlySubscribedClusterIsNotAbsent verifies that an aggregate
+// cluster's children, subscribed because a CDS response named them, are
+// waited for, not reported as not existing before the server has answered
+// their subscription (A27); and that a response leaving one out does
+// report it.
+func TestSession_NewlySubscribedClusterIsNotAbsent(t *testing.T) {
+	s, err := NewSession(Options{NodeID: testNode, Listener: testListener})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	s.Handle(respond(t, ListenerType, "1", "1", listener(t, testListener, testRoute)))
+	s.Handle(respond(t, RouteConfigType, "1", "2", routeTo(testRoute, "agg")))
+	r := s.Handle(respond(t, ClusterType, "1", "3", aggCluster(t, "agg", "c1", "c2")))
+	if r.Delivered {
+		t.Fatalf("after the aggregate alone the watcher got (%v, %v), want nothing: c1 and c2 are not answered yet", r.Config, r.Err)
+	}
+	if last := r.Requests[len(r.Requests)-1]; last.GetTypeUrl() != ClusterType || len(last.GetResourceNames()) != 3 {
+		t.Fatalf("last request %v, want a CDS subscription to agg, c1, c2", last)
+	}
+	r = s.Handle(respond(t, ClusterType, "1", "4", aggCluster(t, "agg", "c1", "c2"), edsCluster("c1")))
+	if !r.Delivered || r.Err == nil || !errors.Is(r.Err, ErrNotExist) || !strings.Contains(r.Err.Error(), "c2") {
+		t.Errorf("a response to the subscription without c2: delivered %v err %v, want c2 does not exist", r.Delivered, r.Err)
 	}
 }
