@@ -14,6 +14,7 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/reference"
+	"github.com/conformlab/conform/reference/xds/client"
 )
 
 // Sim runs s against the reference in the simulator, on virtual time. The
@@ -75,6 +76,8 @@ type simWorld struct {
 	xdsN    int
 	dns     *xdsDNS
 	dnsLast map[string][]string
+	cfg     *client.Config // the latest configuration
+	cfgErr  error          // the latest error, when newer than cfg
 }
 
 func (sw *simWorld) now() time.Duration    { return sw.w.Now() }
@@ -84,10 +87,27 @@ func (sw *simWorld) advance(ctx context.Context, cond func() bool, until time.Du
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if d := until - sw.w.Now(); d > 0 && !cond() {
-		sw.w.AdvanceUntil(cond, d)
+	for {
+		d := until - sw.w.Now()
+		if d <= 0 || cond() {
+			return ctx.Err()
+		}
+		if sw.ads == nil {
+			sw.w.AdvanceUntil(cond, d)
+			return ctx.Err()
+		}
+		// The xDS resolver answers the policy's re-resolution requests with
+		// its state again (LOGICAL_DNS looked up anew): stop at each one.
+		n := sw.w.ResolveNowCount()
+		asked := func() bool { return sw.w.ResolveNowCount() != n }
+		sw.w.AdvanceUntil(func() bool { return cond() || asked() }, d)
+		if !asked() {
+			return ctx.Err()
+		}
+		if err := sw.xdsPush(); err != nil {
+			return err
+		}
 	}
-	return ctx.Err()
 }
 
 var simFaults = map[scenario.FaultType]sim.Fault{
@@ -143,15 +163,29 @@ func (sw *simWorld) xds(x scenario.XDSResources) error {
 		return err
 	}
 	sw.ads.setResources(xdsres.Version(x, sw.xdsN), res)
-	cfg, cfgErr, ok := sw.ads.take()
-	switch {
-	case !ok:
-		return nil
-	case cfgErr != nil:
-		sw.w.ResolverError(cfgErr) // the resolver's ReportError
+	if cfg, cfgErr, ok := sw.ads.take(); ok {
+		if cfgErr != nil {
+			sw.cfgErr = cfgErr
+		} else {
+			sw.cfg, sw.cfgErr = cfg, nil
+		}
+		return sw.xdsPush()
+	}
+	return nil
+}
+
+// xdsPush is the reference resolver pushing its state: the error that
+// leaves the listener without a configuration (ReportError), or the latest
+// configuration as a resolver update with A75's tree.
+func (sw *simWorld) xdsPush() error {
+	if sw.cfgErr != nil {
+		sw.w.ResolverError(sw.cfgErr)
 		return nil
 	}
-	eps, tree, err := xdsState(cfg, sw.dns.lookupHost, sw.dnsLast)
+	if sw.cfg == nil {
+		return nil
+	}
+	eps, tree, err := xdsState(sw.cfg, sw.dns.lookupHost, sw.dnsLast)
 	if err != nil {
 		sw.w.ResolverError(err)
 		return nil

@@ -111,6 +111,9 @@ func checkAggregateFailover(t *testing.T, tr *trace.Trace) {
 	}
 	cu := 0
 	for _, e := range tr.Events {
+		if e.Kind == trace.KindResolverError {
+			t.Errorf("resolver-error %q: the configuration is never in doubt", e.Err)
+		}
 		if e.Kind == trace.KindConfigUpdate {
 			cu++
 			if !strings.HasPrefix(e.Detail, `{"children":{"eds1":`) {
@@ -175,5 +178,50 @@ func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
 	}
 	if _, err := trace.Read("lab.jsonl", bytes.NewReader(b)); err != nil {
 		t.Errorf("the lab trace does not read back: %v", err)
+	}
+}
+
+// TestSim_XDSLogicalDNSReResolves verifies the simulated xDS resolver
+// answers the policy's re-resolution request with a new LOGICAL_DNS lookup
+// (A37: the DNS discovery mechanism re-resolves): after b1 goes down and the
+// name now resolves to b2, the next RPC is answered by b2 with no xds step.
+func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
+	res := scenario.XDSResources{
+		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
+		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "dns1"}},
+		Clusters:     []scenario.XDSCluster{{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "svc.conform"}},
+	}
+	s := scenario.New("xds-logical-dns").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(0, res).
+		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(time.Second))).
+		At(time.Second, scenario.Resolve(scenario.EP("b2/ipv4"))).
+		At(time.Second, scenario.Stop("b1")).
+		At(2*time.Second, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	want := map[string]string{"r1": "b1", "r2": "b2"}
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindRPCResult && (e.Backend != want[e.RPC] || e.Code != "OK") {
+			t.Errorf("%s answered by %q (%s %s), want %s\n%s", e.RPC, e.Backend, e.Code, e.Err, want[e.RPC], dump(tr.Events))
+		}
+	}
+	var updates [][]string
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindResolverUpdate {
+			updates = append(updates, e.Endpoints[0])
+		}
+	}
+	b2 := AddrOf("b2", 1, scenario.IPv4)
+	if len(updates) < 2 || updates[len(updates)-1][0] != b2 {
+		t.Errorf("resolver updates %v, want a last one resolving to %s after re-resolution", updates, b2)
 	}
 }
