@@ -1,0 +1,202 @@
+package a75
+
+import (
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// aggregateEDSThenDNS: an aggregate over an EDS cluster (round_robin over
+// b1 and b2) and a LOGICAL_DNS cluster (the name resolves to b3); the
+// aggregate itself names pick_first. RPCs alternate between b1 and b2 (the
+// EDS cluster's policy, not the aggregate's); when b1 and b2 stop, RPCs
+// fail over to the LOGICAL_DNS cluster.
+func aggregateEDSThenDNS() spec.Spec {
+	before, after := rpcIDs("r", 4), rpcIDs("f", 2)
+	b := scenario.New("aggregate-eds-then-dns").
+		Describe("aggregate (naming pick_first) over eds1 (round_robin: b1, b2) and dns1 (LOGICAL_DNS: b3); "+
+			"four RPCs at 1 s; b1 and b2 stop at 2 s; two RPCs at 3 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		Backend("b3", scenario.V4Only).
+		XDS(listener).
+		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
+		At(0, resources("agg", []scenario.XDSCluster{
+			aggregate("agg", scenario.XDSPickFirst, "eds1", "dns1"),
+			eds("eds1", scenario.XDSRoundRobin),
+			{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"},
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
+	rpcs(b, time.Second, before)
+	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
+	rpcs(b, 3*time.Second, after)
+	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionAggregate,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				got := servedAll(g, tr, before...)
+				g.Expect(got).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+					"eds1's round_robin should spread RPCs over b1 and b2 (the aggregate's pick_first would keep to one)")
+			}},
+			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+			}},
+			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(servedAll(g, tr, before...)).NotTo(gomega.ContainElement("b3"),
+					"while eds1 is READY nothing should go to dns1, the aggregate's second cluster")
+				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
+					"once eds1's endpoints are gone the aggregate should fail over to dns1")
+			}},
+			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				root := lastTree(g, tr)
+				g.Expect(root.is("priority")).To(gomega.BeTrue(), "the aggregate should be a priority policy at the root: %s", root)
+				g.Expect(root.priorities()).To(gomega.Equal([]string{"eds1", "dns1"}),
+					"one priority child per underlying cluster, in the aggregate's order")
+				for _, c := range []string{"eds1", "dns1"} {
+					leaf := root.child(g, c)
+					g.Expect(leaf.find(func(n node) bool { return n.is("xds_override_host") })).To(gomega.HaveLen(1),
+						"cluster %s's subtree should have its own xds_override_host: %s", c, leaf)
+				}
+			}},
+			{Requirement: "A75-AGG-PER-CLUSTER-POLICIES-ABOVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				root := lastTree(g, tr)
+				for _, c := range root.priorities() {
+					leaf := root.child(g, c)
+					g.Expect(leaf.is("outlier_detection")).To(gomega.BeTrue(), "cluster %s's subtree should start with outlier_detection: %s", c, leaf)
+					oh := leaf.children()
+					g.Expect(oh).To(gomega.HaveLen(1))
+					g.Expect(oh[0].is("xds_override_host")).To(gomega.BeTrue(), "outlier_detection's child in %s should be xds_override_host: %s", c, leaf)
+					prio := oh[0].children()
+					g.Expect(prio).To(gomega.HaveLen(1))
+					g.Expect(prio[0].is("priority")).To(gomega.BeTrue(), "the policies above %s's priority should be outlier_detection and xds_override_host: %s", c, leaf)
+				}
+			}},
+		},
+	}
+}
+
+// aggregateLBPolicyIgnored: an aggregate over one EDS cluster
+// (round_robin over b1 and b2). The aggregate names pick_first, then
+// ring_hash; four RPCs after each version are spread over b1 and b2 the
+// same way, and the EDS cluster's subtree is unchanged.
+func aggregateLBPolicyIgnored() spec.Spec {
+	v1, v2 := rpcIDs("r", 4), rpcIDs("s", 4)
+	res := func(lb string) scenario.XDSResources {
+		return resources("agg", []scenario.XDSCluster{
+			aggregate("agg", lb, "eds1"),
+			eds("eds1", scenario.XDSRoundRobin),
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))
+	}
+	b := scenario.New("aggregate-lb-policy-ignored").
+		Describe("aggregate over eds1 (round_robin: b1, b2); the aggregate names pick_first, then ring_hash at 2 s; four RPCs after each").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS(listener).
+		At(0, res(scenario.XDSPickFirst))
+	rpcs(b, time.Second, v1)
+	b.At(2*time.Second, res(scenario.XDSRingHash))
+	rpcs(b, 3*time.Second, v2)
+	s := b.After(scenario.On("rpc-result").WithRPC(v2[len(v2)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionAggregate,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, typeCDS, "2")
+			}},
+			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(servedAll(g, tr, v1...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+					"with the aggregate naming pick_first, eds1's round_robin should spread RPCs over b1 and b2")
+				g.Expect(servedAll(g, tr, v2...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+					"with the aggregate naming ring_hash, eds1's round_robin should still spread RPCs over b1 and b2")
+			}},
+			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// The LB config the channel has at the end is the one it had
+				// after the first version: changing the aggregate's policy
+				// changed nothing. (A config-update is recorded only when the
+				// config changes.)
+				cs := configs(tr)
+				g.Expect(cs).NotTo(gomega.BeEmpty(), "the channel should have received an LB config")
+				g.Expect(cs).To(gomega.HaveLen(1), "changing the aggregate's LB policy should not change the channel's LB config:\n%s", render(cs))
+				root := parseTree(g, cs[0].Detail)
+				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.HaveEach(gomega.HaveSuffix("round_robin")),
+					"eds1's localities should use eds1's round_robin: %s", root)
+			}},
+		},
+	}
+}
+
+// aggregateNestedFlattened: agg1 = [agg2, eds3, eds1] with agg2 = [eds1,
+// eds2]: A37's depth-first flattening with de-duplication gives [eds1,
+// eds2, eds3] (eds1 kept at its first position), one priority policy over
+// the three. eds1 serves first; when b1 stops, eds2 (b2) serves, then,
+// when b2 stops, eds3 (b3).
+func aggregateNestedFlattened() spec.Spec {
+	b := scenario.New("aggregate-nested-flattened").
+		Describe("agg1 = [agg2, eds3, eds1], agg2 = [eds1, eds2]; eds1: b1, eds2: b2, eds3: b3; "+
+			"r1 at 1 s; b1 stops at 2 s, r2 at 3 s; b2 stops at 4 s, r3 at 5 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		Backend("b3", scenario.V4Only).
+		XDS(listener).
+		At(0, resources("agg1", []scenario.XDSCluster{
+			aggregate("agg1", "", "agg2", "eds3", "eds1"),
+			aggregate("agg2", "", "eds1", "eds2"),
+			eds("eds1", ""), eds("eds2", ""), eds("eds3", ""),
+		}, assignment("eds1", addrs("b1/ipv4")), assignment("eds2", addrs("b2/ipv4")), assignment("eds3", addrs("b3/ipv4"))))
+	rpcs(b, time.Second, []string{"r1"})
+	b.At(2*time.Second, scenario.Stop("b1"))
+	rpcs(b, 3*time.Second, []string{"r2"})
+	b.At(4*time.Second, scenario.Stop("b2"))
+	rpcs(b, 5*time.Second, []string{"r3"})
+	s := b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+		End(12 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionRationale,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A75-AGG-NESTED-FLATTENED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(servedAll(g, tr, "r1", "r2", "r3")).To(gomega.Equal([]string{"b1", "b2", "b3"}),
+					"the flattened order should be eds1, eds2, eds3 (eds1 at its first position)")
+			}},
+			{Requirement: "A75-AGG-NESTED-FLATTENED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				root := lastTree(g, tr)
+				g.Expect(root.is("priority")).To(gomega.BeTrue(), "the root should be one priority policy: %s", root)
+				g.Expect(root.priorities()).To(gomega.Equal([]string{"eds1", "eds2", "eds3"}),
+					"one flat list of leaf clusters, each once, at its first position")
+				// The only priority policies below the root are the leaves'
+				// own (children "<leaf>/p<N>"): no aggregate is a priority
+				// nested in another.
+				for _, p := range root.find(func(n node) bool { return n.is("priority") })[1:] {
+					for _, c := range p.priorities() {
+						g.Expect(c).To(gomega.MatchRegexp(`^eds[123]/p[0-9]+$`),
+							"a nested priority policy should only choose among a leaf's priorities: %s", p)
+					}
+				}
+			}},
+			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+				root := lastTree(g, tr)
+				for _, c := range root.priorities() {
+					g.Expect(strings.HasPrefix(c, "agg")).To(gomega.BeFalse(), "an aggregate should not be a child: %s", root)
+				}
+			}},
+		},
+	}
+}

@@ -1,0 +1,192 @@
+package a75
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// A75, "Reading the idle_timeout field in CDS": one spec per case of the
+// rule, table-driven. An accepted case is the only version the server
+// sends: the Cluster is ACKed and the idle_timeout the client uses shows
+// as the first xds_override_host sweep, idle_timeout after the config
+// arrived. A NACK case is the second version, after a valid one (round_robin
+// over b1 and b2, idle_timeout 45 s): the Cluster is NACKed with a detail
+// naming the problem, and the first version keeps serving (the rejected
+// version also switches the cluster to pick_first, which would keep every
+// RPC on one backend).
+
+// defaultIdleTimeout is A75's default.
+const defaultIdleTimeout = time.Hour
+
+// maxDurationSeconds is the largest seconds of a google.protobuf.Duration.
+const maxDurationSeconds = 315576000000
+
+// sweepTimer is the purpose of the reference's xds_override_host sweep
+// timer (reference/overridehost).
+const sweepTimer = "override host sweep"
+
+// idleCase is one case of the rule.
+type idleCase struct {
+	name, describe string
+	upstream       *scenario.XDSUpstreamConfig // nil: no upstream_config
+	// want is the idle_timeout the client should use (accepted cases);
+	// nack is a substring of the NACK's detail (NACK cases).
+	want time.Duration
+	nack string
+	reqs []string // the requirements the case checks
+}
+
+func httpOpts(common bool, d *scenario.XDSDuration) *scenario.XDSUpstreamConfig {
+	return &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{Common: common, IdleTimeout: d}}
+}
+
+var idleCases = []idleCase{
+	{name: "idle-timeout-no-upstream-config", describe: "no upstream_config",
+		want: defaultIdleTimeout, reqs: []string{"A75-IDLE-TIMEOUT-NO-UPSTREAM-CFG", "A75-IDLE-TIMEOUT-DEFAULT-1H"}},
+	{name: "idle-timeout-not-http-options", describe: "upstream_config holding a google.protobuf.Empty",
+		upstream: &scenario.XDSUpstreamConfig{TypeURL: "type.googleapis.com/google.protobuf.Empty"},
+		nack:     "upstream_config", reqs: []string{"A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK"}},
+	{name: "idle-timeout-no-common-options", describe: "HttpProtocolOptions without common_http_protocol_options",
+		upstream: httpOpts(false, nil),
+		want:     defaultIdleTimeout, reqs: []string{"A75-IDLE-TIMEOUT-NO-COMMON-OPTS", "A75-IDLE-TIMEOUT-DEFAULT-1H"}},
+	{name: "idle-timeout-unset", describe: "common_http_protocol_options without idle_timeout",
+		upstream: httpOpts(true, nil),
+		want:     defaultIdleTimeout, reqs: []string{"A75-IDLE-TIMEOUT-UNSET-DEFAULT", "A75-IDLE-TIMEOUT-DEFAULT-1H"}},
+	{name: "idle-timeout-seconds-negative", describe: "idle_timeout seconds -1",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: -1}),
+		nack:     "idle_timeout", reqs: []string{"A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK"}},
+	{name: "idle-timeout-seconds-too-large", describe: "idle_timeout seconds 315576000001",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: maxDurationSeconds + 1}),
+		nack:     "idle_timeout", reqs: []string{"A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK"}},
+	{name: "idle-timeout-nanos-negative", describe: "idle_timeout nanos -1",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 30, Nanos: -1}),
+		nack:     "idle_timeout", reqs: []string{"A75-IDLE-TIMEOUT-NANOS-RANGE-NACK"}},
+	{name: "idle-timeout-nanos-too-large", describe: "idle_timeout nanos 1000000000",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 30, Nanos: 1000000000}),
+		nack:     "idle_timeout", reqs: []string{"A75-IDLE-TIMEOUT-NANOS-RANGE-NACK"}},
+	{name: "idle-timeout-valid", describe: "idle_timeout 12.5 s",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 12, Nanos: 500000000}),
+		want:     12500 * time.Millisecond, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED", "A75-IDLE-TIMEOUT-IN-CDS-UPDATE"}},
+	{name: "idle-timeout-zero", describe: "idle_timeout 0 s",
+		upstream: httpOpts(true, &scenario.XDSDuration{}),
+		want:     0, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED"}},
+	{name: "idle-timeout-largest", describe: "idle_timeout 315576000000.999999999 s, the largest valid",
+		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: maxDurationSeconds, Nanos: 999999999}),
+		want:     -1, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED"}},
+}
+
+// idleTimeoutSpecs are the specs of idleCases.
+func idleTimeoutSpecs() []spec.Spec {
+	out := make([]spec.Spec, 0, len(idleCases))
+	for _, c := range idleCases {
+		if c.nack != "" {
+			out = append(out, idleNACK(c))
+		} else {
+			out = append(out, idleAccepted(c))
+		}
+	}
+	return out
+}
+
+// idleCluster is eds1 with lb and upstream.
+func idleCluster(lb string, upstream *scenario.XDSUpstreamConfig) scenario.XDSCluster {
+	c := eds("eds1", lb)
+	c.UpstreamConfig = upstream
+	return c
+}
+
+// idleAccepted: the case's Cluster is the only version; an RPC is served.
+func idleAccepted(c idleCase) spec.Spec {
+	b := scenario.New(c.name).
+		Describe("eds1 (round_robin: b1) with "+c.describe+"; r1 at 1 s").
+		Backend("b1", scenario.V4Only).
+		XDS(listener).
+		At(0, resources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
+	rpcs(b, time.Second, []string{"r1"})
+	s := b.AfterDelay(scenario.On("rpc-result").WithRPC("r1"), time.Second, scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	var checks []spec.Check
+	for _, id := range c.reqs {
+		id := id
+		checks = append(checks,
+			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+				g.Expect(served(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
+			}},
+			spec.Check{Requirement: id, Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				sweeps := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool { return e.Timer == sweepTimer })
+				g.Expect(sweeps).NotTo(gomega.BeEmpty(), "xds_override_host should time its first sweep")
+				want := c.want
+				if want < 0 { // the largest valid Duration is beyond Go's: it saturates
+					want = time.Duration(1<<63 - 1)
+				}
+				g.Expect(sweeps[0].Duration).To(gomega.Equal(want),
+					"the first sweep should come idle_timeout (%s) after the config arrived", want)
+			}},
+		)
+	}
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionIdleTimeout,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks:   checks,
+	}
+}
+
+// idleNACK: a valid first version (round_robin over b1 and b2,
+// idle_timeout 45 s), four RPCs; then the case's Cluster (switching to
+// pick_first as well), NACKed; four more RPCs, still spread over b1 and b2.
+func idleNACK(c idleCase) spec.Spec {
+	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	las := assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))
+	valid := httpOpts(true, &scenario.XDSDuration{Seconds: 45})
+	b := scenario.New(c.name).
+		Describe("eds1 (round_robin: b1, b2; idle_timeout 45 s); four RPCs at 1 s; at 2 s eds1 becomes pick_first with "+
+			c.describe+"; four RPCs at 3 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS(listener).
+		At(0, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
+	rpcs(b, time.Second, first)
+	b.At(2*time.Second, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
+	rpcs(b, 3*time.Second, second)
+	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	var checks []spec.Check
+	for _, id := range c.reqs {
+		checks = append(checks,
+			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(acked(tr, typeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:\n%s", render(xdsAll(tr)))
+				nacks := xdsRequests(tr, typeCDS, trace.XDSNACK)
+				g.Expect(nacks).To(gomega.HaveLen(1), "the Cluster with %s should be NACKed, once:\n%s", c.describe, render(xdsAll(tr)))
+				n := nacks[0]
+				g.Expect(n.Version).To(gomega.Equal("1"), "the NACK should carry the last version accepted")
+				g.Expect(n.Err).To(gomega.ContainSubstring(c.nack), "the NACK's error detail should name the problem")
+				g.Expect(acked(tr, typeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
+			}},
+			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(servedAll(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
+				g.Expect(servedAll(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+					"after the NACK the first version's round_robin should keep serving (the rejected one names pick_first)")
+				nack := xdsRequests(tr, typeCDS, trace.XDSNACK)
+				g.Expect(nack).NotTo(gomega.BeEmpty())
+				later := trace.Select(configs(tr), func(e trace.Event) bool { return e.T >= nack[0].T })
+				g.Expect(later).To(gomega.BeEmpty(), "a NACKed Cluster should not change the channel's LB config")
+			}},
+		)
+	}
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionIdleTimeout,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks:   checks,
+	}
+}

@@ -1,0 +1,170 @@
+package a75
+
+import (
+	"slices"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// sessionIdle is the cluster's idle_timeout in the session spec: short,
+// so that the run sees the sweep let go of the connections it held.
+const sessionIdle = 10 * time.Second
+
+// cookie is the session cookie (conform's stand-in for the StatefulSession
+// filter: reference/overridehost) naming one address.
+func cookie(addr string) scenario.RPCOption {
+	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie([]string{addr}, ""))
+}
+
+// sessionFollowsEndpointAcrossPriorities is A75's motivating case. eds1
+// (round_robin, idle_timeout 10 s) has b1 and b2 in priority 0 and b3 in
+// priority 1. A session on b2 starts at 1 s; at 2 s b2 moves to priority 1.
+// At 3 s the session's RPCs still reach b2, RPCs without a session go to
+// b1 (priority 0 is READY), and a session on b3, in a priority the
+// priority policy never started, reaches b3. No session RPC follows: the
+// connections to b2 and b3 that xds_override_host held for the sessions
+// are let go once unused for idle_timeout.
+func sessionFollowsEndpointAcrossPriorities() spec.Spec {
+	b2, b3 := concrete("b2", 1, scenario.IPv4), concrete("b3", 2, scenario.IPv4)
+	cluster := eds("eds1", scenario.XDSRoundRobin)
+	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(sessionIdle / time.Second)})
+	res := func(p0, p1 []scenario.Addr) scenario.XDSResources {
+		return resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
+	}
+	b := scenario.New("session-follows-endpoint-across-priorities").
+		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
+			"at 2 s b2 moves to p1; at 3 s: session s on b2, RPCs n without a session, session t on b3").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		Backend("b3", scenario.V4Only).
+		XDS(listener).
+		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
+	rpcs(b, time.Second, []string{"s1"}, cookie(b2))
+	rpcs(b, 1100*time.Millisecond, []string{"n1"})
+	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
+	rpcs(b, 3*time.Second, []string{"s2", "s3"}, cookie(b2))
+	rpcs(b, 3100*time.Millisecond, []string{"n2", "n3"})
+	rpcs(b, 3200*time.Millisecond, []string{"t1"}, cookie(b3))
+	s := b.End(21 * time.Second).MustBuild()
+
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionSSA,
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Labels:   []string{spec.LabelSlow},
+		Checks: []spec.Check{
+			{Requirement: "A75-SSA-ACROSS-PRIORITIES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(served(g, tr, "s1")).To(gomega.Equal("b2"), "the session's cookie names b2")
+				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.Equal([]string{"b2", "b2"}),
+					"after b2 moved to priority 1 the session should still reach b2")
+				g.Expect(servedAll(g, tr, "n2", "n3")).To(gomega.Equal([]string{"b1", "b1"}),
+					"RPCs without a session should stay on priority 0, now b1 alone")
+			}},
+			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"),
+					"a cookie naming b3, in a priority never started, should still reach b3")
+			}},
+			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:\n%s", render(news))
+				g.Expect(news[0].T).To(gomega.BeNumerically(">=", started(g, tr, "t1")),
+					"b3's subchannel should be made for the session's RPC (priority 1 never started)")
+			}},
+			{Requirement: "A75-OVERRIDE-PICK-CREATES-SUBCHANNEL", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				t1 := started(g, tr, "t1")
+				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				g.Expect(news).NotTo(gomega.BeEmpty(), "a subchannel should be created for b3, the cookie's address")
+				g.Expect(news[0].T).To(gomega.Equal(t1), "created by the pick of t1, at once")
+				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"))
+			}},
+			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:\n%s", render(sc))
+				last := started(g, tr, "s3")
+				for _, e := range shutdowns(tr, sc[0].Subchannel) {
+					g.Expect(e.T).To(gomega.BeNumerically(">", last),
+						"b2's subchannel, dropped by priority 0's round_robin at the move, should be held for the session")
+				}
+			}},
+			{Requirement: "A75-SSA-UNOWNED-ANY-HEALTH", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// b2 has no health status (UNKNOWN), not DRAINING: its
+				// subchannel is held all the same.
+				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1))
+				g.Expect(shutdowns(tr, sc[0].Subchannel)).To(gomega.HaveEach(
+					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", started(g, tr, "s3")))))
+				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.HaveEach("b2"))
+			}},
+			{Requirement: "A75-SSA-RETAIN-ONLY-IN-SESSION", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				lastUse := started(g, tr, "t1")
+				for _, a := range []scenario.Addr{"b2/ipv4", "b3/ipv4"} {
+					sc := subchannelsOf(tr, spec.Addr(tr, a))
+					g.Expect(sc).NotTo(gomega.BeEmpty())
+					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
+					g.Expect(sd).To(gomega.HaveLen(1), "%s's connection, unused by any session since %s, should be let go", a, trace.FormatT(lastUse))
+				}
+				sc := subchannelsOf(tr, spec.Addr(tr, "b1/ipv4"))
+				g.Expect(sc).NotTo(gomega.BeEmpty())
+				g.Expect(shutdowns(tr, sc[0].Subchannel)).To(gomega.BeEmpty(), "b1, the child's, should be kept")
+			}},
+			{Requirement: "A75-OVERRIDE-SWEEP-UNREF", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				lastB2, lastB3 := started(g, tr, "s3"), started(g, tr, "t1")
+				for _, c := range []struct {
+					addr scenario.Addr
+					last time.Duration
+				}{{"b2/ipv4", lastB2}, {"b3/ipv4", lastB3}} {
+					sc := subchannelsOf(tr, spec.Addr(tr, c.addr))
+					g.Expect(sc).NotTo(gomega.BeEmpty())
+					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
+					g.Expect(sd).To(gomega.HaveLen(1), "%s's subchannel should be released by a sweep", c.addr)
+					g.Expect(sd[0].T).To(gomega.BeNumerically(">=", c.last+sessionIdle),
+						"not before idle_timeout after its last session use (%s)", trace.FormatT(c.last))
+					fires := sweepFires(tr)
+					g.Expect(slices.ContainsFunc(fires, func(e trace.Event) bool { return e.T == sd[0].T })).To(gomega.BeTrue(),
+						"released by a sweep (sweeps at %v)", times(fires))
+				}
+			}},
+			{Requirement: "A75-OVERRIDE-SWEEP-MIN-5S", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				fires := sweepFires(tr)
+				g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps")
+				for i := 1; i < len(fires); i++ {
+					g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", 5*time.Second),
+						"sweeps should be at least 5 s apart: %v", times(fires))
+				}
+			}},
+		},
+	}
+}
+
+// subchannelsOf are the subchannel-new events of subchannels whose first
+// address is addr.
+func subchannelsOf(tr *trace.Trace, addr string) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
+		return len(e.Addrs) > 0 && e.Addrs[0] == addr
+	})
+}
+
+// shutdowns are the subchannel-shutdown events of subchannel id.
+func shutdowns(tr *trace.Trace, id string) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelShutdown), func(e trace.Event) bool { return e.Subchannel == id })
+}
+
+// sweepFires are the firings of xds_override_host's sweep timer.
+func sweepFires(tr *trace.Trace) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindTimerFire), func(e trace.Event) bool { return e.Timer == sweepTimer })
+}
+
+func times(evs []trace.Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, trace.FormatT(e.T))
+	}
+	return out
+}
