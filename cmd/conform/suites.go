@@ -9,6 +9,7 @@ import (
 	"github.com/conformlab/conform/suites/a56"
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/a62"
+	"github.com/conformlab/conform/suites/a75"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -24,6 +25,7 @@ func suites() []suite {
 		{"a61", requirement.A61, a61.Specs},
 		{"a62", requirement.A62, a62.Specs},
 		{"a56", requirement.A56, a56.Specs},
+		{"a75", requirement.A75, a75.Specs},
 	}
 }
 
