@@ -44,6 +44,10 @@ func Specs() []spec.Spec {
 		rhLazy(),
 		// Reasons for Generic Health Reporting
 		healthUnhealthyIsTF(),
+		// Support Multiple Addresses Per Endpoint in xDS
+		xdsDualStackEndpoint(),
+		// Changes to Logical DNS Clusters
+		xdsLogicalDNSOneEndpoint(),
 	}
 }
 

@@ -1,0 +1,127 @@
+package a61
+
+import (
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// The xDS sections of the document, as the catalogue spells them.
+const (
+	sectionXDSAddrs   = "Support Multiple Addresses Per Endpoint in xDS"
+	sectionLogicalDNS = "Changes to Logical DNS Clusters"
+)
+
+// xdsResources is a state of the world routing every RPC to one cluster.
+func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
+	return scenario.XDSResources{
+		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
+		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: c.Name}},
+		Clusters:     []scenario.XDSCluster{c},
+		Endpoints:    las,
+	}
+}
+
+// xdsDualStackEndpoint: an EDS endpoint with address b1/ipv6 and
+// additional_addresses [b1/ipv4], behind round_robin; b1's IPv6 address
+// drops SYNs. The endpoint reaches the channel as one endpoint of two
+// addresses, and pick_first under round_robin does Happy Eyeballs over
+// them: the IPv4 attempt one Connection Attempt Delay (250 ms) after the
+// IPv6 one, and the RPC is served by b1.
+func xdsDualStackEndpoint() spec.Spec {
+	s := scenario.New("xds-dual-stack-endpoint").
+		Describe("xDS cluster eds1 (round_robin): one endpoint b1/ipv6 with additional_addresses [b1/ipv4]; b1/ipv6 drops SYNs; r1 at 0").
+		Backend("b1", scenario.Dual).
+		XDS("svc.conform").
+		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS},
+			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}}}},
+			}}}})).
+		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionXDSAddrs,
+		Labels:   []string{spec.LabelXDS, spec.LabelIPv6},
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A61-XDS-ADDITIONAL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
+				us := updates(tr)
+				g.Expect(us).NotTo(gomega.BeEmpty(), "the xDS resolver should give the channel its endpoints")
+				g.Expect(us[0].Endpoints).To(gomega.Equal([][]string{{v6, v4}}),
+					"the endpoint and its additional address should be one endpoint, address first")
+			}},
+			{Requirement: "A61-XDS-ADDITIONAL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
+				as := attempts(tr, 0)
+				g.Expect(order(as)).To(gomega.Equal([]string{v6, v4}), "one pass over the endpoint's addresses, IPv6 first")
+				t6, t4 := attemptsTo(tr, v6, 0), attemptsTo(tr, v4, 0)
+				g.Expect(t4).NotTo(gomega.BeEmpty())
+				g.Expect(t4[0]-t6[0]).To(gomega.BeNumerically("~", 250*time.Millisecond, spec.Within(tr, labSlack)),
+					"the additional address is tried a Connection Attempt Delay after the first (Happy Eyeballs within the endpoint)")
+				r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == "r1" })
+				g.Expect(r).To(gomega.HaveLen(1))
+				g.Expect(r[0].Backend).To(gomega.Equal("b1"), "r1 should be served by b1 over IPv4: %s", r[0].Err)
+			}},
+		},
+	}
+}
+
+// xdsLogicalDNSOneEndpoint: a LOGICAL_DNS cluster with round_robin whose
+// name resolves to b1 and b2. Latest revision: the addresses form one
+// endpoint, under the cluster's own policy (no forced pick_first), so
+// round_robin has one child and every RPC goes to b1, the first address.
+func xdsLogicalDNSOneEndpoint() spec.Spec {
+	ids := []string{"r1", "r2", "r3", "r4"}
+	b := scenario.New("xds-logical-dns-one-endpoint").
+		Describe("xDS LOGICAL_DNS cluster dns1 (round_robin) whose name resolves to b1 and b2; four RPCs at 1 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+		At(0, xdsResources(scenario.XDSCluster{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: scenario.XDSRoundRobin}))
+	for i, id := range ids {
+		b.At(time.Second+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
+	}
+	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionLogicalDNS,
+		Labels:   []string{spec.LabelXDS},
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A61-LOGICAL-DNS-ONE-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				a1, a2 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4")
+				// The resolve step (the DNS records) is one update; the
+				// xDS resolver's state is the one with the config.
+				cfgs := trace.Select(tr.Events, trace.OfKind(trace.KindConfigUpdate))
+				g.Expect(cfgs).NotTo(gomega.BeEmpty(), "the xDS resolver should give the channel an LB config")
+				us := trace.Select(updates(tr), func(e trace.Event) bool { return e.T >= cfgs[0].T })
+				g.Expect(us).NotTo(gomega.BeEmpty())
+				g.Expect(us[0].Endpoints).To(gomega.Equal([][]string{{a1, a2}}), "the DNS addresses should form one endpoint")
+				g.Expect(cfgs[len(cfgs)-1].Detail).To(gomega.ContainSubstring("round_robin"), "the cluster's round_robin should be used")
+				g.Expect(strings.Contains(cfgs[len(cfgs)-1].Detail, "pick_first")).To(gomega.BeFalse(), "no pick_first forced on the cluster")
+			}},
+			{Requirement: "A61-LOGICAL-DNS-ONE-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				for _, id := range ids {
+					r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
+					g.Expect(r).To(gomega.HaveLen(1))
+					g.Expect(r[0].Backend).To(gomega.Equal("b1"),
+						"one endpoint: round_robin has one child, whose pick_first keeps to b1 (%s went to %q)", id, r[0].Backend)
+				}
+			}},
+		},
+	}
+}
