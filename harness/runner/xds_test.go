@@ -181,17 +181,15 @@ func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
 	}
 }
 
-// TestSim_XDSLogicalDNSReResolves verifies the simulated xDS resolver
-// answers the policy's re-resolution request with a new LOGICAL_DNS lookup
-// (A37: the DNS discovery mechanism re-resolves): after b1 goes down and the
-// name now resolves to b2, the next RPC is answered by b2 with no xds step.
-func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
+// xdsLogicalDNS: a LOGICAL_DNS cluster whose name resolves to b1, then to
+// b2 while b1 goes down.
+func xdsLogicalDNS() *scenario.Scenario {
 	res := scenario.XDSResources{
 		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
 		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "dns1"}},
 		Clusters:     []scenario.XDSCluster{{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "svc.conform"}},
 	}
-	s := scenario.New("xds-logical-dns").
+	return scenario.New("xds-logical-dns").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS("svc.conform").
@@ -204,10 +202,33 @@ func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
-	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+}
+
+// TestSim_XDSLogicalDNSReResolves verifies the simulated xDS resolver
+// answers the policy's re-resolution request with a new LOGICAL_DNS lookup
+// (A37: the DNS discovery mechanism re-resolves): after b1 goes down and the
+// name now resolves to b2, the next RPC is answered by b2 with no xds step.
+func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
+	tr, err := Sim(context.Background(), xdsLogicalDNS(), Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
+	checkLogicalDNS(t, tr)
+}
+
+// TestLab_XDSLogicalDNSReResolves is the same in the lab, where the
+// reference resolver's lookups are answered from the resolve steps.
+func TestLab_XDSLogicalDNSReResolves(t *testing.T) {
+	requireLab(t)
+	tr, err := Lab(context.Background(), xdsLogicalDNS(), Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	checkLogicalDNS(t, tr)
+}
+
+func checkLogicalDNS(t *testing.T, tr *trace.Trace) {
+	t.Helper()
 	want := map[string]string{"r1": "b1", "r2": "b2"}
 	for _, e := range tr.Events {
 		if e.Kind == trace.KindRPCResult && (e.Backend != want[e.RPC] || e.Code != "OK") {
