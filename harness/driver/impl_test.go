@@ -110,3 +110,20 @@ func TestPoliciesUsed_FindsNestedPolicies(t *testing.T) {
 		t.Errorf("policiesUsed(round_robin) = %s", got)
 	}
 }
+
+// TestSubstitute_ChannelStateStandsInForThePolicy verifies that a third
+// party's run waits on the channel's state where a scenario waits on the
+// root policy's, and the reference's run does not.
+func TestSubstitute_ChannelStateStandsInForThePolicy(t *testing.T) {
+	third := &labRun{}
+	if got := third.Substitute("balancer-state"); got != "channel-state" {
+		t.Errorf("third party: %s, want channel-state", got)
+	}
+	if got := third.Substitute("rpc-result"); got != "rpc-result" {
+		t.Errorf("third party, rpc-result: %s", got)
+	}
+	ref := &labRun{policyEvents: true}
+	if got := ref.Substitute("balancer-state"); got != "balancer-state" {
+		t.Errorf("reference: %s, want balancer-state", got)
+	}
+}

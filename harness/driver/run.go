@@ -137,6 +137,9 @@ type labRun struct {
 	// resolver update is due.
 	dns     *dns.Server
 	created bool
+	// policyEvents says the driver sends its policy's events; without them,
+	// the channel's state stands in for the root policy's (Substitute).
+	policyEvents bool
 
 	// With an xds target: the lab's management server, and how many xds
 	// steps were applied (their default versions are "1", "2", …).
@@ -163,6 +166,7 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	}
 	lr.drv = drv
 	hello := drv.Hello()
+	lr.policyEvents = hello.Impl == Reference // the reference's driver sends its policy's events
 	if missing := lr.missingCapabilities(hello); missing != "" {
 		drv.Kill()
 		return nil, &NotApplicable{Reason: fmt.Sprintf("%s %s cannot express %s", hello.Impl, hello.Version, missing)}
@@ -500,6 +504,16 @@ func (lr *labRun) sorted() []trace.Event {
 	evs, _ := lr.snapshot()
 	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
 	return evs
+}
+
+// Substitute lets a step that waits on the root policy's state wait on the
+// channel's state instead when the implementation does not expose its
+// policy's events: both are the state the channel reports.
+func (lr *labRun) Substitute(kind string) string {
+	if !lr.policyEvents && kind == string(trace.KindBalancerState) {
+		return string(trace.KindChannelState)
+	}
+	return kind
 }
 
 // Now is the time since the scenario started.

@@ -82,6 +82,9 @@ func (tl *timeline) watchFor(c scenario.Cond) (*watch, error) {
 		}
 		addr = a
 	}
+	if s, ok := tl.w.(interface{ substitute(string) string }); ok && c.Policy == "" {
+		c.Kind = s.substitute(c.Kind) // a third party's evidence for the root policy's
+	}
 	return newWatch(c, addr), nil
 }
 

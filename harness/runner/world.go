@@ -25,6 +25,14 @@ type World interface {
 	Apply(a scenario.Action) error
 }
 
+// Substitute is implemented by a World whose implementation does not
+// record some kinds of event a scenario may wait on (a third party has no
+// policy events): it names the kind that stands in for kind, or returns
+// kind itself.
+type Substitute interface {
+	Substitute(kind string) string
+}
+
 // RunWorld carries out s's timeline against w, with AddrOf's address plan,
 // until the scenario's End, an EndRun step, or an error (a WaitFor not met in
 // time is one).
@@ -39,7 +47,13 @@ func RunWorld(ctx context.Context, s *scenario.Scenario, w World) error {
 // exported adapts a World to the timeline's world.
 type exported struct{ w World }
 
-func (e exported) now() time.Duration    { return e.w.Now() }
+func (e exported) now() time.Duration { return e.w.Now() }
+func (e exported) substitute(kind string) string {
+	if s, ok := e.w.(Substitute); ok {
+		return s.Substitute(kind)
+	}
+	return kind
+}
 func (e exported) events() []trace.Event { return e.w.Events() }
 func (e exported) apply(a scenario.Action) error {
 	return e.w.Apply(a)
