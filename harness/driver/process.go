@@ -42,6 +42,9 @@ const (
 	// its config ("connectionAttemptDelay", the reference's extension: A61
 	// makes the knob optional). Absent means false.
 	CanAttemptDelay = "connection_attempt_delay"
+	// CanEndpointAttributes says resolve may carry endpoint attributes (the
+	// reference's hierarchy paths). Absent means false.
+	CanEndpointAttributes = "endpoint_attributes"
 )
 
 // ProcessOptions configure a driver process.
@@ -161,8 +164,12 @@ func (p *Process) Create(target, serviceConfig string) error {
 }
 
 // Resolve pushes a resolver update: one address list per endpoint.
-func (p *Process) Resolve(endpoints [][]string) error {
-	return p.command(map[string]any{"op": "resolve", "endpoints": endpoints}, nil)
+func (p *Process) Resolve(endpoints [][]string, attrs []map[string]string) error {
+	cmd := map[string]any{"op": "resolve", "endpoints": endpoints}
+	if attrs != nil {
+		cmd["attributes"] = attrs
+	}
+	return p.command(cmd, nil)
 }
 
 // RPC describes one call.

@@ -424,6 +424,9 @@ func needs(s *scenario.Scenario) []string {
 		switch a := st.Action.(type) {
 		case scenario.ResolverUpdate:
 			updateNeeds(s, a, set)
+			if endpointAttrs(a) != nil {
+				set[CanEndpointAttributes] = true
+			}
 			if flattensEndpoints(s.Client) {
 				delete(set, CanEndpoints)
 			}
@@ -434,10 +437,25 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS} {
+	for _, c := range []string{CanEndpoints, CanEndpointAttributes, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}
+	}
+	return out
+}
+
+// endpointAttrs are an update's endpoint attributes, one map per endpoint,
+// or nil when no endpoint has any.
+func endpointAttrs(a scenario.ResolverUpdate) []map[string]string {
+	var out []map[string]string
+	any := false
+	for _, ep := range a.Endpoints {
+		out = append(out, ep.Attrs)
+		any = any || len(ep.Attrs) > 0
+	}
+	if !any {
+		return nil
 	}
 	return out
 }
@@ -565,7 +583,7 @@ func (lr *labRun) Apply(a scenario.Action) error {
 		if lr.dns != nil {
 			return lr.resolveDNS(eps)
 		}
-		return lr.drv.Resolve(eps)
+		return lr.drv.Resolve(eps, endpointAttrs(a))
 	case scenario.StartRPC:
 		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
 			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})

@@ -70,15 +70,35 @@ func (ch *channel) watchStates(last connectivity.State) {
 	}
 }
 
-func (ch *channel) resolve(eps [][]string) error {
+func (ch *channel) resolve(eps [][]string, attrs []map[string]string, endpoint EndpointFunc) error {
 	if ch.res == nil {
 		return fmt.Errorf("the channel's target is not conform:///; it has no resolver to push to")
 	}
 	// Without endpoints (hasEndpoints false), resolverState flattens them:
 	// conform sends such updates only for pick_first, which flattens the
 	// list itself (PROTOCOL.md, resolve).
+	if hasAttributes(attrs) {
+		if endpoint == nil {
+			return fmt.Errorf("this driver cannot express endpoint attributes")
+		}
+		st, err := attributedState(eps, attrs, endpoint)
+		if err != nil {
+			return err
+		}
+		ch.res.UpdateState(st)
+		return nil
+	}
 	ch.res.UpdateState(resolverState(eps))
 	return nil
+}
+
+func hasAttributes(attrs []map[string]string) bool {
+	for _, a := range attrs {
+		if len(a) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // startRPC starts one unary call with an empty raw-bytes request; its

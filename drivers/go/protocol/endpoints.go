@@ -19,3 +19,25 @@ func resolverState(eps [][]string) resolver.State {
 	}
 	return st
 }
+
+// EndpointFunc builds an endpoint from its addresses and the scenario's
+// endpoint attributes (Options.Endpoint).
+type EndpointFunc func(addrs []string, attrs map[string]string) (resolver.Endpoint, error)
+
+// attributedState is resolverState with endpoints built by endpoint, which
+// gives meaning to their attributes.
+func attributedState(eps [][]string, attrs []map[string]string, endpoint EndpointFunc) (resolver.State, error) {
+	var st resolver.State
+	for i, addrs := range eps {
+		var a map[string]string
+		if i < len(attrs) {
+			a = attrs[i]
+		}
+		e, err := endpoint(addrs, a)
+		if err != nil {
+			return resolver.State{}, err
+		}
+		st.Endpoints = append(st.Endpoints, e)
+	}
+	return st, nil
+}

@@ -2,7 +2,11 @@
 
 package protocol
 
-import "google.golang.org/grpc/resolver"
+import (
+	"errors"
+
+	"google.golang.org/grpc/resolver"
+)
 
 // hasEndpoints: this grpc-go predates resolver.State.Endpoints (before
 // v1.58); updates are flat address lists, and hello says "endpoints": false
@@ -18,4 +22,12 @@ func resolverState(eps [][]string) resolver.State {
 		}
 	}
 	return st
+}
+
+// EndpointFunc exists for the reference's driver only, which links a
+// grpc-go with endpoints; this grpc-go has none to build.
+type EndpointFunc func(addrs []string, attrs map[string]string) error
+
+func attributedState([][]string, []map[string]string, EndpointFunc) (resolver.State, error) {
+	return resolver.State{}, errors.New("this grpc-go has no endpoints to carry attributes")
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// Policies are the LB policies (standard names) hello lists. Default:
 	// those of KnownPolicies that this grpc-go has registered.
 	Policies []string
+	// Endpoint, if set, builds an endpoint from its addresses and the
+	// scenario's endpoint attributes (the reference's hierarchy paths).
+	// Without it, attributes are refused.
+	Endpoint EndpointFunc
 }
 
 // KnownPolicies are the standard LB policy names conform's scenarios use.
@@ -43,16 +47,17 @@ var KnownPolicies = []string{
 
 // command is one line from conform.
 type command struct {
-	ID            int64             `json:"id"`
-	Op            string            `json:"op"`
-	Target        string            `json:"target"`
-	ServiceConfig string            `json:"service_config"`
-	Endpoints     [][]string        `json:"endpoints"`
-	RPC           string            `json:"rpc"`
-	Method        string            `json:"method"`
-	WaitForReady  bool              `json:"wait_for_ready"`
-	DeadlineMS    int64             `json:"deadline_ms"`
-	Metadata      map[string]string `json:"metadata"`
+	ID            int64               `json:"id"`
+	Op            string              `json:"op"`
+	Target        string              `json:"target"`
+	ServiceConfig string              `json:"service_config"`
+	Endpoints     [][]string          `json:"endpoints"`
+	Attributes    []map[string]string `json:"attributes"`
+	RPC           string              `json:"rpc"`
+	Method        string              `json:"method"`
+	WaitForReady  bool                `json:"wait_for_ready"`
+	DeadlineMS    int64               `json:"deadline_ms"`
+	Metadata      map[string]string   `json:"metadata"`
 }
 
 // Session is one driver run: the protocol loop and its channel.
@@ -127,7 +132,7 @@ func (s *Session) handle(c command) (map[string]any, error) {
 		if s.ch == nil {
 			return nil, fmt.Errorf("resolve before create")
 		}
-		return nil, s.ch.resolve(c.Endpoints)
+		return nil, s.ch.resolve(c.Endpoints, c.Attributes, s.opts.Endpoint)
 	case "rpc":
 		if s.ch == nil {
 			return nil, fmt.Errorf("rpc before create")

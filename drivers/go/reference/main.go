@@ -22,8 +22,9 @@ const sinkName = "driver"
 func main() {
 	s := protocol.NewSession(os.Stdout, protocol.Options{
 		Impl: reference.Impl, Version: conformVersion(), ServiceConfig: wrap, RPCIDKey: recorder.RPCIDKey,
-		Can:      map[string]bool{"connection_attempt_delay": true}, // conform_pick_first's extension
+		Can:      map[string]bool{"connection_attempt_delay": true, "endpoint_attributes": true},
 		Policies: reference.StandardNames(),
+		Endpoint: reference.Endpoint, // hierarchy paths for priority's children
 	})
 	unregister := recorder.RegisterSink(sinkName, &policySink{s})
 	code := s.Serve(os.Stdin)
