@@ -40,8 +40,8 @@ func aggregateEDSThenDNS() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionAggregate,
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Scenario:  s,
+		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				got := servedAll(g, tr, before...)
@@ -111,8 +111,8 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionAggregate,
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Scenario:  s,
+		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectACK(g, tr, typeCDS, "1")
@@ -168,8 +168,8 @@ func aggregateNestedFlattened() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionRationale,
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Scenario:  s,
+		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-NESTED-FLATTENED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(servedAll(g, tr, "r1", "r2", "r3")).To(gomega.Equal([]string{"b1", "b2", "b3"}),

@@ -134,9 +134,9 @@ func idleAccepted(c idleCase) spec.Spec {
 	}
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionIdleTimeout,
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
-		Checks:   checks,
+		Scenario:  s,
+		Agreement: agreement(s),
+		Checks:    checks,
 	}
 }
 
@@ -185,8 +185,8 @@ func idleNACK(c idleCase) spec.Spec {
 	}
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionIdleTimeout,
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
-		Checks:   checks,
+		Scenario:  s,
+		Agreement: agreement(s),
+		Checks:    checks,
 	}
 }

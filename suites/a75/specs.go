@@ -16,6 +16,7 @@ import (
 
 	"github.com/onsi/gomega"
 
+	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -37,6 +38,29 @@ const (
 	listener    = "svc.conform"
 	routeConfig = "rc"
 )
+
+// labSlack is how far a lab timing may stray from the simulated one: wall
+// time, a real kernel, a real channel and a real management server.
+const labSlack = 50 * time.Millisecond
+
+// agreement compares what both modes see of s's run: the client's xDS
+// requests, the LB configs the resolver pushed, the subchannels made, and
+// who answered each RPC. Left out: subchannel shutdowns (the lab closes the
+// channel when the run ends, shutting every subchannel down; the simulator
+// records no close) and resolver updates (the lab records each push of
+// the resolver, re-resolution answers included, the simulator only those
+// that changed the state).
+func agreement(s *scenario.Scenario) *compare.Options {
+	end := s.End
+	return &compare.Options{
+		Select: []trace.Pred{
+			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
+			func(e trace.Event) bool { return e.T < end },
+		},
+		Ignore:    []string{"peer"},
+		Tolerance: labSlack,
+	}
+}
 
 // policyEvents is the Needs of a check that reads the policy's own events
 // (subchannels, timers): only the reference records them.
