@@ -52,6 +52,7 @@ func Specs() []spec.Spec {
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),
 		shuffleOnUpdateOnly(),
+		xdsPickFirstLocalities(),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/conformlab/conform/reference/outlierdetection"
 	"github.com/conformlab/conform/reference/overridehost"
 	"github.com/conformlab/conform/reference/priority"
+	"github.com/conformlab/conform/reference/roundrobin"
 	"github.com/conformlab/conform/reference/weightedtarget"
 	"github.com/conformlab/conform/reference/xds/client"
 )
@@ -27,9 +28,14 @@ type obj = map[string]any
 //	└ conform_xds_override_host (A55, A75: override_host_status, idle_timeout)
 //	  └ conform_priority: one child "C/pN" per EDS priority, in order
 //	    └ conform_weighted_target: one target "C/pN/<locality>" per locality
-//	      └ C's LB policy (round_robin, ring_hash or pick_first)
+//	      └ C's LB policy, when it is round_robin
 //
 // and every endpoint's hierarchical path (A56) is [C/pN, C/pN/<locality>].
+// round_robin is the one locality-aware policy here (gRPC wraps it in
+// xds_wrr_locality, A52): pick_first (A62, "pick_first via xDS") and
+// ring_hash (A42) choose among all of a priority's endpoints themselves, so
+// they sit directly under the priority, and their endpoints' paths are
+// [C/pN].
 // For an aggregate cluster whose flattened leaves (A37) are [C1, C2, …] the
 // tree is a conform_priority with one child per leaf, "C1", "C2", …, each
 // child the tree above for that leaf, so the paths are [C1, C1/pN,
@@ -67,6 +73,17 @@ func Build(cfg *client.Config, dns map[string][]string) (endpoints []resolver.En
 	return endpoints, b, err
 }
 
+// localityAware reports whether a cluster's LB policy (one LoadBalancingConfig
+// object) is applied per locality under weighted_target: round_robin only.
+func localityAware(lb any) bool {
+	m, ok := lb.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, rr := m[roundrobin.Name]
+	return rr
+}
+
 // leafTree builds one leaf cluster's subtree and its endpoints, their paths
 // starting with prefix.
 func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][]string) (obj, []resolver.Endpoint, error) {
@@ -101,18 +118,25 @@ func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][
 		for _, l := range p.Localities {
 			ln := pn + "/" + l.ID.String()
 			targets[ln] = obj{"weight": l.Weight, "childPolicy": []any{lb}}
+			path := append(append([]string(nil), prefix...), pn)
+			if localityAware(lb) {
+				path = append(path, ln)
+			}
 			for _, e := range l.Endpoints {
 				var ep resolver.Endpoint
 				for _, a := range e.Addresses {
 					ep.Addresses = append(ep.Addresses, resolver.Address{Addr: a})
 				}
-				path := append(append(append([]string(nil), prefix...), pn), ln)
 				ep = hierarchy.SetOnEndpoint(ep, path)
 				ep = overridehost.SetHealthStatus(ep, string(e.HealthStatus))
 				endpoints = append(endpoints, ep)
 			}
 		}
-		children[pn] = obj{"config": []any{obj{weightedtarget.Name: obj{"targets": targets}}}}
+		child := lb
+		if localityAware(lb) {
+			child = obj{weightedtarget.Name: obj{"targets": targets}}
+		}
+		children[pn] = obj{"config": []any{child}}
 		order = append(order, pn)
 	}
 	prio := obj{priority.Name: obj{"children": children, "priorities": order}}

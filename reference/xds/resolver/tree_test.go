@@ -151,10 +151,15 @@ func TestBuild_AggregateTree(t *testing.T) {
 			t.Errorf("C1 subtree lacks %s: %s", want, c1)
 		}
 	}
-	for _, want := range []string{`"conform_pick_first":{"shuffleAddressList":false}`, `"idleTimeout":"90s"`, `"overrideHostStatus":["HEALTHY","DRAINING"]`, `"C2/p0/{}"`} {
+	// C2's pick_first chooses across all of the priority's endpoints: it
+	// sits directly under the priority, with no weighted_target (A62, A52).
+	for _, want := range []string{`"C2/p0":{"config":[{"conform_pick_first":{"shuffleAddressList":false}}]}`, `"idleTimeout":"90s"`, `"overrideHostStatus":["HEALTHY","DRAINING"]`} {
 		if !strings.Contains(c2, want) {
 			t.Errorf("C2 subtree lacks %s: %s", want, c2)
 		}
+	}
+	if strings.Contains(c2, "conform_weighted_target") {
+		t.Errorf("C2's pick_first is under a weighted_target: %s", c2)
 	}
 	if strings.Contains(string(lb), "ring_hash") {
 		t.Errorf("the aggregate's LB policy leaked into the tree: %s", lb)
@@ -162,7 +167,7 @@ func TestBuild_AggregateTree(t *testing.T) {
 	wantEps := []epView{
 		{[]string{"198.18.0.10:443"}, []string{"C1", "C1/p0", `C1/p0/{"region":"r","zone":"z0"}`}, "HEALTHY"},
 		{[]string{"198.18.0.11:443"}, []string{"C1", "C1/p1", `C1/p1/{"region":"r","zone":"z1"}`}, "UNKNOWN"},
-		{[]string{"198.18.0.20:443", "[fd00:c0f::20]:443"}, []string{"C2", "C2/p0", "C2/p0/{}"}, "UNKNOWN"},
+		{[]string{"198.18.0.20:443", "[fd00:c0f::20]:443"}, []string{"C2", "C2/p0"}, "UNKNOWN"},
 	}
 	if got := view(eps); !reflect.DeepEqual(got, wantEps) {
 		t.Errorf("endpoints = %+v, want %+v", got, wantEps)

@@ -1,0 +1,72 @@
+package a62
+
+import (
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+const sectionXDS = "`pick_first` via xDS"
+
+// xdsPickFirstLocalities: an EDS cluster whose load_balancing_policy is
+// Envoy's PickFirst extension (A52, A62) and whose one priority has two
+// localities, z1 = [b1, b2] and z2 = [b3]. pick_first picks the locality
+// and the endpoint (A62, "pick_first via xDS"): one connection, to b1,
+// the first endpoint, carries every RPC; the other localities are not
+// balanced to. (Under round_robin, xds_wrr_locality would split RPCs
+// between the localities first.)
+func xdsPickFirstLocalities() spec.Spec {
+	ids := []string{"r1", "r2", "r3", "r4"}
+	b := scenario.New("xds-pick-first-localities").
+		Describe("xDS cluster eds1 with PickFirst (no shuffle): one priority, localities z1 = [b1, b2], z2 = [b3]; four RPCs at 1 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		Backend("b3", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, scenario.XDSResources{
+			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
+			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
+			Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
+			Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}}},
+				{Name: "z2", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b3/ipv4"}}},
+			}}}}},
+		})
+	for i, id := range ids {
+		b.At(time.Second+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
+	}
+	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionXDS,
+		Labels:   []string{spec.LabelXDS},
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Checks: []spec.Check{
+			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
+					return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
+				})
+				g.Expect(cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
+				for _, e := range cds {
+					g.Expect(e.XDS).To(gomega.Equal(trace.XDSACK), "a Cluster with the PickFirst extension should be accepted: %s", e.Err)
+				}
+			}},
+			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				for _, id := range ids {
+					r := result(g, tr, id)
+					g.Expect(r.Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "%s should succeed: %s", id, r.Err)
+					g.Expect(r.Backend).To(gomega.Equal("b1"),
+						"pick_first picks the locality and the endpoint: every RPC on b1, the first endpoint (%s went to %s)", id, r.Backend)
+				}
+			}},
+		},
+	}
+}
