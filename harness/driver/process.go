@@ -252,28 +252,39 @@ func (p *Process) command(c map[string]any, out *reply) error {
 	}
 	timer := time.NewTimer(p.opts.CommandTimeout)
 	defer timer.Stop()
-	for {
+	select {
+	case r := <-p.replies:
+		return p.replied(c["op"], r, out)
+	case <-p.done:
+		// The reader may have queued the reply before it met the end of the
+		// output (a driver exits right after its reply to close): a reply
+		// that arrived is the answer, whichever case select chose.
 		select {
 		case r := <-p.replies:
-			if r.id != p.nextID {
-				p.Kill()
-				return p.failure(fmt.Errorf("%s: reply to id %d while waiting for id %d", c["op"], r.id, p.nextID))
-			}
-			if out != nil {
-				*out = r
-			}
-			if r.err != "" {
-				return fmt.Errorf("driver: %s: %s", c["op"], r.err)
-			}
-			return nil
-		case <-p.done:
-			p.Kill()
-			return p.failure(fmt.Errorf("%s: %w", c["op"], p.readErr))
-		case <-timer.C:
-			p.Kill()
-			return p.failure(fmt.Errorf("%s: no reply within %v (driver hung?)", c["op"], p.opts.CommandTimeout))
+			return p.replied(c["op"], r, out)
+		default:
 		}
+		p.Kill()
+		return p.failure(fmt.Errorf("%s: %w", c["op"], p.readErr))
+	case <-timer.C:
+		p.Kill()
+		return p.failure(fmt.Errorf("%s: no reply within %v (driver hung?)", c["op"], p.opts.CommandTimeout))
 	}
+}
+
+// replied checks that r answers the command just sent.
+func (p *Process) replied(op any, r reply, out *reply) error {
+	if r.id != p.nextID {
+		p.Kill()
+		return p.failure(fmt.Errorf("%s: reply to id %d while waiting for id %d", op, r.id, p.nextID))
+	}
+	if out != nil {
+		*out = r
+	}
+	if r.err != "" {
+		return fmt.Errorf("driver: %s: %s", op, r.err)
+	}
+	return nil
 }
 
 // failure is err with the driver's exit status and stderr tail.
