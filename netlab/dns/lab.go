@@ -9,11 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"time"
 
-	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
-	"golang.org/x/sys/unix"
+	"github.com/conformlab/conform/netlab"
 )
 
 // The service addresses: where the server listens inside a lab host, on the
@@ -28,25 +25,19 @@ var (
 // Port is the DNS port.
 const Port = 53
 
-// Namespaces runs a function inside a lab host's network namespace;
-// *netlab.Lab is one (Lab.Do).
-type Namespaces interface {
-	Do(host string, f func() error) error
-}
-
 // ListenIn serves the table inside host's namespace (usually "client0"):
 // it adds the service addresses to the namespace's loopback (they vanish with
 // the namespace) and answers on UDP and TCP port 53 of both. Call it once per
 // host that needs the service; every host shares the one table. It returns
 // the addresses served.
-func (s *Server) ListenIn(ns Namespaces, host string) ([]netip.AddrPort, error) {
+func (s *Server) ListenIn(ns netlab.Namespaces, host string) ([]netip.AddrPort, error) {
 	var pcs []net.PacketConn
 	var lns []net.Listener
 	aps := []netip.AddrPort{netip.AddrPortFrom(ServiceAddrV4, Port), netip.AddrPortFrom(ServiceAddrV6, Port)}
+	if _, err := netlab.AddServiceAddrs(ns, host, ServiceAddrV4, ServiceAddrV6); err != nil {
+		return nil, fmt.Errorf("dns: listening in %s: %w", host, err)
+	}
 	err := ns.Do(host, func() error {
-		if err := addServiceAddrs(); err != nil {
-			return err
-		}
 		// Sockets keep the namespace they were opened in (IP literals: no
 		// resolution, no other goroutine).
 		for _, ap := range aps {
@@ -83,106 +74,6 @@ func (s *Server) ListenIn(ns Namespaces, host string) ([]netip.AddrPort, error) 
 	}
 	return aps, nil
 }
-
-// addServiceAddrs adds the service addresses to lo, in the calling thread's
-// namespace, after checking that it is a lab namespace: one whose links carry
-// a lab address and nothing else routable (the root namespace never does).
-func addServiceAddrs() error {
-	h, err := netlink.NewHandle(unix.NETLINK_ROUTE) // the thread's namespace, not the package's root handle
-	if err != nil {
-		return fmt.Errorf("netlink: %w", err)
-	}
-	defer h.Close()
-	if err := checkLabNamespace(h); err != nil {
-		return fmt.Errorf("refusing to add the DNS service addresses: %w", err)
-	}
-	lo, err := h.LinkByName("lo")
-	if err != nil {
-		return fmt.Errorf("lo: %w", err)
-	}
-	for _, a := range []netip.Addr{ServiceAddrV4, ServiceAddrV6} {
-		ipnet := &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(a.BitLen(), a.BitLen())}
-		// No duplicate address detection: with it, binding IPv6 fails for ~1.8 s (DESIGN.md).
-		if err := h.AddrAdd(lo, &netlink.Addr{IPNet: ipnet, Flags: unix.IFA_F_NODAD}); err != nil {
-			return fmt.Errorf("adding %s to lo: %w", a, err)
-		}
-	}
-	// The kernel installs an IPv6 address's local route from a work queue,
-	// after AddrAdd returns (even with IFA_F_NODAD): until then packets to
-	// it leave by eth0 and are lost, while binding already works. Measured:
-	// about half of the queries sent right away got no answer.
-	return waitLocalRoute(ServiceAddrV6, routeWait)
-}
-
-// routeWait bounds how long ListenIn waits for the local route.
-const routeWait = 5 * time.Second
-
-// waitLocalRoute waits until the calling thread's namespace has a local
-// route for a (a route update, or already in the initial dump).
-func waitLocalRoute(a netip.Addr, timeout time.Duration) error {
-	ns, err := netns.Get()
-	if err != nil {
-		return fmt.Errorf("reading the thread's namespace: %w", err)
-	}
-	defer ns.Close()
-	updates := make(chan netlink.RouteUpdate, 64)
-	done := make(chan struct{})
-	defer close(done)
-	if err := netlink.RouteSubscribeWithOptions(updates, done, netlink.RouteSubscribeOptions{Namespace: &ns, ListExisting: true}); err != nil {
-		return fmt.Errorf("watching routes: %w", err)
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	for {
-		select {
-		case u, ok := <-updates:
-			if !ok {
-				return fmt.Errorf("watching routes for %s: subscription ended", a)
-			}
-			if u.Type != unix.RTM_NEWROUTE || u.Route.Type != unix.RTN_LOCAL || u.Dst == nil {
-				continue
-			}
-			if d, ok := netip.AddrFromSlice(u.Dst.IP); ok && d.Unmap() == a {
-				return nil
-			}
-		case <-timer.C:
-			return fmt.Errorf("no local route for %s within %v", a, timeout)
-		}
-	}
-}
-
-// checkLabNamespace fails unless h's namespace carries a lab address and no
-// other routable one: the root namespace never passes.
-func checkLabNamespace(h *netlink.Handle) error {
-	addrs, err := h.AddrList(nil, netlink.FAMILY_ALL)
-	if err != nil {
-		return fmt.Errorf("listing addresses: %w", err)
-	}
-	lab := false
-	for _, a := range addrs {
-		ip, _ := netip.AddrFromSlice(a.IP)
-		ip = ip.Unmap()
-		switch {
-		case ip.IsLoopback() || ip.IsLinkLocalUnicast():
-		case inLab(ip):
-			lab = true
-		default:
-			return fmt.Errorf("not a lab namespace (it has %s)", ip)
-		}
-	}
-	if !lab {
-		return errors.New("not a lab namespace (no lab address)")
-	}
-	return nil
-}
-
-// The lab's prefixes (netlab.PrefixV4, and the /48 DESIGN.md reserves).
-var (
-	labV4 = netip.MustParsePrefix("198.18.0.0/15")
-	labV6 = netip.MustParsePrefix("fd00:c0f::/48")
-)
-
-func inLab(a netip.Addr) bool { return labV4.Contains(a) || labV6.Contains(a) }
 
 // Target is a gRPC target naming name:port through the lab DNS with an
 // authority (gRPC's naming doc: dns://[authority]/host[:port]), so a client

@@ -31,6 +31,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conformlab/conform/netlab"
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -65,14 +66,13 @@ type Server struct {
 	hook func(Event)
 	log  *slog.Logger
 
-	ns    Namespaces
-	host  string
-	lns   []net.Listener
-	grpc  *grpc.Server
-	cache cache.SnapshotCache
-	ctx   context.Context
-	stop  context.CancelFunc
-	serve sync.WaitGroup
+	lns         []net.Listener
+	removeAddrs func() error // the service addresses, from host's loopback
+	grpc        *grpc.Server
+	cache       cache.SnapshotCache
+	ctx         context.Context
+	stop        context.CancelFunc
+	serve       sync.WaitGroup
 
 	mu      sync.Mutex
 	closed  bool
@@ -94,12 +94,10 @@ func (allNodes) ID(*core.Node) string { return nodeKey }
 // Start opens the server inside host's namespace (usually "client0"): it
 // adds the service addresses to the namespace's loopback and serves ADS on
 // both, port Port. Until SetResources is called the server answers nothing.
-func Start(ns Namespaces, host string, opts ...Option) (*Server, error) {
+func Start(ns netlab.Namespaces, host string, opts ...Option) (*Server, error) {
 	start := time.Now()
 	s := &Server{
 		now:     func() time.Duration { return time.Since(start) },
-		ns:      ns,
-		host:    host,
 		changed: make(chan struct{}),
 		sent:    map[int64]map[string]string{},
 		nodes:   map[int64]string{},
@@ -107,11 +105,11 @@ func Start(ns Namespaces, host string, opts ...Option) (*Server, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	lns, err := listenIn(ns, host)
+	lns, removeAddrs, err := listenIn(ns, host)
 	if err != nil {
 		return nil, err
 	}
-	s.lns = lns
+	s.lns, s.removeAddrs = lns, removeAddrs
 	s.ctx, s.stop = context.WithCancel(context.Background())
 	s.cache = cache.NewSnapshotCache(false, allNodes{}, logAdapter(s.log))
 	cbs := xds.CallbackFuncs{
@@ -304,7 +302,7 @@ func (s *Server) Close() error {
 	s.stop()      // ends the ADS handlers' loops and any SetSnapshot waiting on a stream
 	s.grpc.Stop() // closes listeners and connections; waits for handlers (WaitForHandlers)
 	s.serve.Wait()
-	if err := s.ns.Do(s.host, func() error { return serviceAddrs(false) }); err != nil {
+	if err := s.removeAddrs(); err != nil {
 		return fmt.Errorf("xdsserver: %w", err)
 	}
 	return nil
