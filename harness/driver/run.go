@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/conformlab/conform/harness/runner"
@@ -75,8 +74,9 @@ func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	if err != nil {
 		return nil, err
 	}
-	lr := &labRun{s: s, changed: make(chan struct{})}
-	cfg := netlab.Config{Capture: true, Backends: runner.LabBackends(s), OnEvent: func(e netlab.Event) { lr.add(runner.LabEvent(e)) }}
+	lr := &labRun{s: s}
+	lr.EventLog = runner.NewEventLog(func() time.Duration { return lr.lab.Now() })
+	cfg := netlab.Config{Capture: true, Backends: runner.LabBackends(s), OnEvent: func(e netlab.Event) { lr.Add(runner.LabEvent(e)) }}
 	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -146,10 +146,9 @@ type labRun struct {
 	xds      *xdsserver.Server
 	xdsSteps int
 
-	mu      sync.Mutex
-	base    time.Duration // lab time of the scenario's start
-	evs     []trace.Event // arrival order
-	changed chan struct{} // closed and replaced on every add
+	// The run's events, on the lab's clock: the World's Now, Events and
+	// Advance.
+	*runner.EventLog
 }
 
 var _ runner.World = (*labRun)(nil)
@@ -160,7 +159,7 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	if lr.s.Client.Target == scenario.TargetXDS {
 		cmd.Env = append(slices.Clone(cmd.Env), xdsEnv()...)
 	}
-	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.add, CommandTimeout: opts.CommandTimeout})
+	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.Add, CommandTimeout: opts.CommandTimeout})
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +185,7 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 		lr.created = true
 	}
 	if runErr == nil {
-		lr.start()
+		lr.Start()
 		runErr = runner.RunWorld(ctx, lr.s, lr)
 	}
 	runErr = errors.Join(runErr, drv.Close())
@@ -197,7 +196,7 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 		runErr = errors.Join(runErr, lr.xds.Close())
 	}
 	lr.lab.Close() // settles the capture before the events are read
-	return &trace.Trace{Header: header(lr.s, hello, opts.Seed), Events: lr.sorted()}, runErr
+	return &trace.Trace{Header: header(lr.s, hello, opts.Seed), Events: lr.Sorted()}, runErr
 }
 
 // header is the run's trace header: the implementation as the driver named
@@ -319,7 +318,7 @@ func xdsEnv() []string {
 func (lr *labRun) startXDS() error {
 	srv, err := xdsserver.Start(lr.lab, "client0", xdsserver.WithClock(lr.lab.Now), xdsserver.WithEventHook(func(e xdsserver.Event) {
 		if ev, ok := xdsres.TraceEvent(e); ok {
-			lr.add(ev)
+			lr.Add(ev)
 		}
 	}))
 	if err != nil {
@@ -341,7 +340,7 @@ func (lr *labRun) setXDS(x scenario.XDSResources) error {
 	if err != nil {
 		return err
 	}
-	lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindNote,
+	lr.Add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindNote,
 		Detail: fmt.Sprintf("xds step: version %s: %s", version, xdsSummary(x))})
 	return lr.xds.SetResources(version, res)
 }
@@ -372,7 +371,7 @@ func dnsName(s *scenario.Scenario) string { return strings.ToLower(s.Name) + ".c
 // dns-query events.
 func (lr *labRun) startDNS() error {
 	lr.dns = dns.New(dns.WithClock(lr.lab.Now), dns.WithOnQuery(func(q dns.Query) {
-		lr.add(trace.Event{T: q.T, Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Peer: q.From.String(),
+		lr.Add(trace.Event{T: q.T, Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Peer: q.From.String(),
 			Detail: fmt.Sprintf("%s %s %s", q.Type, q.Name, q.RCode)})
 	}))
 	_, err := lr.dns.ListenIn(lr.lab, "client0")
@@ -491,39 +490,6 @@ func updateNeeds(s *scenario.Scenario, a scenario.ResolverUpdate, set map[string
 	}
 }
 
-// start makes the current lab time the scenario's time zero; what was
-// recorded before (the driver starting, the channel created) is at zero.
-func (lr *labRun) start() {
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	lr.base = lr.lab.Now()
-	for i := range lr.evs {
-		lr.evs[i].T = max(0, lr.evs[i].T-lr.base)
-	}
-}
-
-// add records e, stamped in lab time, on the scenario's timebase.
-func (lr *labRun) add(e trace.Event) {
-	lr.mu.Lock()
-	e.T = max(0, e.T-lr.base)
-	lr.evs = append(lr.evs, e)
-	close(lr.changed)
-	lr.changed = make(chan struct{})
-	lr.mu.Unlock()
-}
-
-func (lr *labRun) snapshot() ([]trace.Event, <-chan struct{}) {
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	return slices.Clone(lr.evs), lr.changed
-}
-
-func (lr *labRun) sorted() []trace.Event {
-	evs, _ := lr.snapshot()
-	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
-	return evs
-}
-
 // Substitute lets a step that waits on the root policy's state wait on the
 // channel's state instead when the implementation does not expose its
 // policy's events: both are the state the channel reports.
@@ -532,42 +498,6 @@ func (lr *labRun) Substitute(kind string) string {
 		return string(trace.KindChannelState)
 	}
 	return kind
-}
-
-// Now is the time since the scenario started.
-func (lr *labRun) Now() time.Duration {
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	return lr.lab.Now() - lr.base
-}
-
-// Events are the events so far, in arrival order.
-func (lr *labRun) Events() []trace.Event {
-	evs, _ := lr.snapshot()
-	return evs
-}
-
-// Advance waits, on wall time, for cond or until.
-func (lr *labRun) Advance(ctx context.Context, cond func() bool, until time.Duration) error {
-	for {
-		_, changed := lr.snapshot()
-		if cond() {
-			return nil
-		}
-		left := until - lr.Now()
-		if left <= 0 {
-			return nil
-		}
-		timer := time.NewTimer(left)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-changed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
 }
 
 // Apply sends resolver updates and RPCs to the driver; the lab carries out
@@ -579,13 +509,13 @@ func (lr *labRun) Apply(a scenario.Action) error {
 		if err != nil {
 			return err
 		}
-		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+		lr.Add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
 		if lr.dns != nil {
 			return lr.resolveDNS(eps)
 		}
 		return lr.drv.Resolve(eps, endpointAttrs(a))
 	case scenario.StartRPC:
-		lr.add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
+		lr.Add(trace.Event{T: lr.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
 			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
 		return lr.drv.StartRPC(RPC{ID: a.ID, Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: a.Metadata})
 	case scenario.SetFault:

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 
@@ -41,9 +40,9 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 	}
-	log := &eventLog{changed: make(chan struct{})}
-	lw := &labWorld{s: s, log: log, rpcs: map[string]context.CancelFunc{}}
-	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { log.add(fromLab(e)) }}
+	lw := &labWorld{s: s, rpcs: map[string]context.CancelFunc{}}
+	lw.log = NewEventLog(func() time.Duration { return lw.lab.Now() })
+	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { lw.log.Add(fromLab(e)) }}
 	for _, b := range s.Backends {
 		cfg.Backends = append(cfg.Backends, netlab.BackendConfig{Name: b.Name, Families: labFamilies[b.Stack]})
 	}
@@ -68,11 +67,11 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		lw.close()
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	log.start(lw.lab.Now())
+	lw.log.Start()
 	runErr := tl.run(ctx)
 	lw.close()
 	lw.lab.Close() // settles the capture before the events are read
-	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeLab, opts.Seed), Events: log.sorted()}
+	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeLab, opts.Seed), Events: lw.log.Sorted()}
 	if runErr != nil {
 		return t, fmt.Errorf("%s (lab): %w", s.Name, runErr)
 	}
@@ -83,56 +82,11 @@ var labFamilies = map[scenario.Stack]netlab.Families{
 	scenario.Dual: netlab.Dual, scenario.V4Only: netlab.IPv4Only, scenario.V6Only: netlab.IPv6Only,
 }
 
-// eventLog is the lab run's events in arrival order (append-only, which the
-// timeline's incremental watches need); sorted gives them in time order.
-type eventLog struct {
-	mu      sync.Mutex
-	base    time.Duration // the lab time at which the scenario started
-	evs     []trace.Event
-	changed chan struct{} // closed and replaced on every add
-}
-
-// start makes lab time base the scenario's time zero. Events observed before
-// (setting up the channel) are stamped zero.
-func (l *eventLog) start(base time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.base = base
-	for i := range l.evs {
-		l.evs[i].T = max(0, l.evs[i].T-base)
-	}
-}
-
-// add records e, stamped in lab time, on the scenario's timebase.
-func (l *eventLog) add(e trace.Event) {
-	l.mu.Lock()
-	e.T = max(0, e.T-l.base)
-	l.evs = append(l.evs, e)
-	close(l.changed)
-	l.changed = make(chan struct{})
-	l.mu.Unlock()
-}
-
-// Record makes the log the recorder's sink.
-func (l *eventLog) Record(e trace.Event) { l.add(e) }
-
-func (l *eventLog) snapshot() ([]trace.Event, <-chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.Clone(l.evs), l.changed
-}
-
-func (l *eventLog) sorted() []trace.Event {
-	evs, _ := l.snapshot()
-	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
-	return evs
-}
-
 // labWorld adapts a lab and a grpc-go channel to the timeline.
 type labWorld struct {
 	s     *scenario.Scenario
 	lab   *netlab.Lab
-	log   *eventLog
+	log   *EventLog // on the lab's clock
 	res   *manual.Resolver
 	cc    *grpc.ClientConn
 	unreg func()
@@ -197,7 +151,7 @@ func (lw *labWorld) serviceConfig(policy, config string) string {
 
 // timedSink stamps recorder events on the lab's timebase.
 type timedSink struct {
-	*eventLog
+	log *EventLog
 	lab *netlab.Lab
 }
 
@@ -207,14 +161,14 @@ func (t timedSink) Now() time.Duration { return t.lab.Now() }
 // (resolver updates) are the harness's own, recorded once, by the runner.
 func (t timedSink) Record(e trace.Event) {
 	if e.Source != trace.SourceHarness {
-		t.eventLog.Record(e)
+		t.log.Add(e)
 	}
 }
 
 func (lw *labWorld) watchStates() {
 	defer lw.wg.Done()
 	for s := lw.cc.GetState(); ; s = lw.cc.GetState() {
-		lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
+		lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
 		if s == connectivity.Shutdown || !lw.cc.WaitForStateChange(context.Background(), s) {
 			return
 		}
@@ -235,37 +189,10 @@ func (lw *labWorld) close() {
 	}
 }
 
-func (lw *labWorld) now() time.Duration {
-	lw.log.mu.Lock()
-	defer lw.log.mu.Unlock()
-	return lw.lab.Now() - lw.log.base
-}
-
-func (lw *labWorld) events() []trace.Event {
-	evs, _ := lw.log.snapshot()
-	return evs
-}
-
+func (lw *labWorld) now() time.Duration    { return lw.log.Now() }
+func (lw *labWorld) events() []trace.Event { return lw.log.Events() }
 func (lw *labWorld) advance(ctx context.Context, cond func() bool, until time.Duration) error {
-	for {
-		_, changed := lw.log.snapshot()
-		if cond() {
-			return nil
-		}
-		left := until - lw.now()
-		if left <= 0 {
-			return nil
-		}
-		timer := time.NewTimer(left)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return ctx.Err()
-		case <-changed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
+	return lw.log.Advance(ctx, cond, until)
 }
 
 var labFaults = map[scenario.FaultType]netlab.Fault{
@@ -314,7 +241,7 @@ func (lw *labWorld) setConfig(a scenario.SetConfig) error {
 	if pr.Err != nil {
 		return fmt.Errorf("service config: %w", pr.Err)
 	}
-	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: config})
+	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: config})
 	lw.sc = pr
 	st := lw.last
 	st.ServiceConfig = lw.sc
@@ -331,7 +258,7 @@ func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
 		lw.dns.update(eps) // the xDS client's DNS, not the channel's resolver
 		return nil
 	}
-	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
 	lw.last = st
 	st.ServiceConfig = lw.sc
 	lw.res.UpdateState(st)
@@ -363,7 +290,7 @@ func (lw *labWorld) startRPC(a scenario.StartRPC) {
 	if len(a.Metadata) > 0 {
 		ctx = metadata.NewOutgoingContext(ctx, metadata.New(a.Metadata))
 	}
-	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
+	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
 		Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
 	lw.wg.Add(1)
 	go func() {
@@ -379,7 +306,7 @@ func (lw *labWorld) startRPC(a scenario.StartRPC) {
 			}
 		}
 		e.T = lw.lab.Now()
-		lw.log.add(e)
+		lw.log.Add(e)
 	}()
 }
 

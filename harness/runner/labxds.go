@@ -25,7 +25,7 @@ func (lw *labWorld) startXDS() error {
 		xdsserver.WithClock(lw.lab.Now),
 		xdsserver.WithEventHook(func(e xdsserver.Event) {
 			if te, ok := xdsres.TraceEvent(e); ok {
-				lw.log.add(te)
+				lw.log.Add(te)
 			}
 		}))
 	if err != nil {
@@ -129,7 +129,7 @@ func (c *xdsRecordingCC) UpdateState(s resolver.State) error {
 	lw := c.lw
 	if c.parsed != c.current {
 		c.current = c.parsed
-		lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: c.current})
+		lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: c.current})
 	}
 	var eps [][]string
 	for _, ep := range s.Endpoints {
@@ -139,11 +139,11 @@ func (c *xdsRecordingCC) UpdateState(s resolver.State) error {
 		}
 		eps = append(eps, addrs)
 	}
-	lw.log.add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
 	return c.ClientConn.UpdateState(s)
 }
 
 func (c *xdsRecordingCC) ReportError(err error) {
-	c.lw.log.add(trace.Event{T: c.lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()})
+	c.lw.log.Add(trace.Event{T: c.lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()})
 	c.ClientConn.ReportError(err)
 }
