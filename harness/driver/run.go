@@ -68,7 +68,7 @@ func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 		return nil, fmt.Errorf("%s: dns targets need the lab's DNS, which driver runs do not set up yet", s.Name)
 	}
 	if s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0 {
-		return nil, fmt.Errorf("%s: resolver updates with an xds target (LOGICAL_DNS clusters) need the lab's DNS as the driver's system resolver, which driver runs do not set up yet", s.Name)
+		return nil, &NotApplicable{Reason: "resolver updates with an xds target (LOGICAL_DNS clusters) need the lab's DNS as the driver's system resolver, which driver runs do not set up yet"}
 	}
 	cmd, err := installFor(ctx, impl, &opts, s.Client.Target == scenario.TargetXDS)
 	if err != nil {

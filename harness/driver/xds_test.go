@@ -268,8 +268,9 @@ func TestXDS_NeedsAndBuildTags(t *testing.T) {
 		t.Error("installed a driver for a scenario RunLab cannot run")
 		return Command{}, errors.New("no")
 	}))
-	if _, err := RunLab(context.Background(), withResolve, Impl{Name: "never-installed"}, Options{Cache: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "lab's DNS") {
-		t.Errorf("err = %v, want resolver updates with an xds target refused", err)
+	var na *NotApplicable
+	if _, err := RunLab(context.Background(), withResolve, Impl{Name: "never-installed"}, Options{Cache: t.TempDir()}); !errors.As(err, &na) || !strings.Contains(na.Reason, "lab's DNS") {
+		t.Errorf("err = %v, want resolver updates with an xds target not-applicable", err)
 	}
 	for _, c := range []struct {
 		version string
