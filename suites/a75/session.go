@@ -84,6 +84,21 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(news[0].T-t1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "created by the pick of t1, at once")
 				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"))
 			}},
+			{Requirement: "A75-OVERRIDE-PICK-CONNECTING-QUEUES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectConnectingQueues(g, tr, "t1", "b3/ipv4")
+			}},
+			{Requirement: "A75-OVERRIDE-PICK-READY", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// After the move only priority 0 (b1) is the child's: b2's
+				// READY subchannel is reached by the override picker alone.
+				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1))
+				for _, id := range []string{"s2", "s3"} {
+					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), started(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
+					p := picksOf(tr, id)
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:\n%s", id, render(p))
+					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
+				}
+			}},
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:\n%s", render(sc))

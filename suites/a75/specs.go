@@ -73,6 +73,7 @@ func Specs() []spec.Spec {
 		aggregateLBPolicyIgnored(),
 		aggregateNestedFlattened(),
 		sessionFollowsEndpointAcrossPriorities(),
+		sessionPickerBranches(),
 	}
 	return append(specs, idleTimeoutSpecs()...)
 }
