@@ -46,6 +46,7 @@ func Specs() []spec.Spec {
 		healthUnhealthyIsTF(),
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
+		xdsODPerEndpoint(),
 		// Changes to Logical DNS Clusters
 		xdsLogicalDNSOneEndpoint(),
 	}
