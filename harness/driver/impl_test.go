@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
 )
@@ -125,5 +126,18 @@ func TestSubstitute_ChannelStateStandsInForThePolicy(t *testing.T) {
 	ref := &labRun{policyEvents: true}
 	if got := ref.Substitute("balancer-state"); got != "balancer-state" {
 		t.Errorf("reference: %s, want balancer-state", got)
+	}
+}
+
+// TestNeeds_SessionMetadata verifies that a scenario whose RPCs carry
+// conform's stand-in for the stateful-session filter needs a driver that
+// understands it.
+func TestNeeds_SessionMetadata(t *testing.T) {
+	s := scenario.New("session").Backend("b1", scenario.V4Only).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(0, scenario.RPC("r1", scenario.Metadata("x-conform-session", "abc"))).
+		End(time.Second).MustBuild()
+	if got := strings.Join(needs(s), ","); !strings.Contains(got, CanSessionMetadata) {
+		t.Errorf("needs = %s, want %s among them", got, CanSessionMetadata)
 	}
 }

@@ -45,6 +45,11 @@ const (
 	// CanEndpointAttributes says resolve may carry endpoint attributes (the
 	// reference's hierarchy paths). Absent means false.
 	CanEndpointAttributes = "endpoint_attributes"
+	// CanSessionMetadata says the implementation takes a stateful session's
+	// cookie from the request metadata x-conform-session: conform's stand-in
+	// for the stateful-session HTTP filter (A55), which only the reference
+	// understands. Absent means false.
+	CanSessionMetadata = "session_metadata"
 )
 
 // ProcessOptions configure a driver process.

@@ -22,6 +22,7 @@ import (
 	"github.com/conformlab/conform/netlab/dns"
 	"github.com/conformlab/conform/netlab/xdsserver"
 	"github.com/conformlab/conform/reference"
+	"github.com/conformlab/conform/reference/overridehost"
 )
 
 // Options configure RunLab.
@@ -433,10 +434,13 @@ func needs(s *scenario.Scenario) []string {
 			if a.WaitForReady {
 				set[CanWaitForReady] = true
 			}
+			if _, ok := a.Metadata[overridehost.SessionHeader]; ok {
+				set[CanSessionMetadata] = true
+			}
 		}
 	}
 	var out []string
-	for _, c := range []string{CanEndpoints, CanEndpointAttributes, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS} {
+	for _, c := range []string{CanEndpoints, CanEndpointAttributes, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanSessionMetadata, CanWaitForReady, CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

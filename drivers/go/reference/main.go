@@ -22,7 +22,7 @@ const sinkName = "driver"
 func main() {
 	s := protocol.NewSession(os.Stdout, protocol.Options{
 		Impl: reference.Impl, Version: conformVersion(), ServiceConfig: wrap, RPCIDKey: recorder.RPCIDKey,
-		Can:      map[string]bool{"connection_attempt_delay": true, "endpoint_attributes": true},
+		Can:      map[string]bool{"connection_attempt_delay": true, "endpoint_attributes": true, "session_metadata": true},
 		Policies: reference.StandardNames(),
 		Endpoint: reference.Endpoint, // hierarchy paths for priority's children
 	})
