@@ -67,7 +67,7 @@ func aggregateEDSThenDNS() spec.Spec {
 					g.Expect(leaf.find(func(n node) bool { return n.is("xds_override_host") })).To(gomega.HaveLen(1),
 						"cluster %s's subtree should have its own xds_override_host: %s", c, leaf)
 				}
-			}},
+			}, Needs: needsTree},
 			{Requirement: "A75-AGG-PER-CLUSTER-POLICIES-ABOVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				root := lastTree(g, tr)
 				for _, c := range root.priorities() {
@@ -80,7 +80,7 @@ func aggregateEDSThenDNS() spec.Spec {
 					g.Expect(prio).To(gomega.HaveLen(1))
 					g.Expect(prio[0].is("priority")).To(gomega.BeTrue(), "the policies above %s's priority should be outlier_detection and xds_override_host: %s", c, leaf)
 				}
-			}},
+			}, Needs: needsTree},
 		},
 	}
 }
@@ -189,14 +189,14 @@ func aggregateNestedFlattened() spec.Spec {
 							"a nested priority policy should only choose among a leaf's priorities: %s", p)
 					}
 				}
-			}},
+			}, Needs: needsTree},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectACK(g, tr, typeCDS, "1")
 				root := lastTree(g, tr)
 				for _, c := range root.priorities() {
 					g.Expect(strings.HasPrefix(c, "agg")).To(gomega.BeFalse(), "an aggregate should not be a child: %s", root)
 				}
-			}},
+			}, Needs: needsTree},
 		},
 	}
 }

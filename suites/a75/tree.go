@@ -135,6 +135,11 @@ func (n node) endpointPolicies() []string {
 	return out
 }
 
+// needsTree marks checks that read the LB policy tree from the channel's
+// config-update events, which only the reference's xDS resolver records
+// (with its policy's events): a third party's tree is not visible.
+var needsTree = []trace.Source{trace.SourcePolicy}
+
 // lastTree is the LB policy tree of tr's last config-update.
 func lastTree(g gomega.Gomega, tr *trace.Trace) node {
 	cs := configs(tr)
