@@ -9,6 +9,7 @@ import (
 
 	"github.com/conformlab/conform/netlab/capture"
 
+	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sync/errgroup"
 )
@@ -117,6 +118,16 @@ func (l *Lab) plugAll(ctx context.Context) error {
 		}
 		hosts = append(hosts, hst)
 	}
+	defer closeHandles(hosts)
+	sw, err := netlink.NewHandleAt(l.switchNS)
+	if err != nil {
+		return fmt.Errorf("netlab: netlink in switch namespace: %w", err)
+	}
+	defer sw.Close()
+	br, err := sw.LinkByName(bridgeName)
+	if err != nil {
+		return fmt.Errorf("netlab: finding bridge: %w", err)
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plugParallelism)
 	for _, hst := range hosts {
@@ -124,15 +135,15 @@ func (l *Lab) plugAll(ctx context.Context) error {
 			if err := gctx.Err(); err != nil {
 				return err
 			}
-			return plug(l.switchNS, hst)
+			return plug(sw, br.Attrs().Index, hst)
 		})
 	}
-	err := g.Wait()
+	err = g.Wait()
 	if err == nil {
 		err = l.addNeighbours(hosts[:l.cfg.Clients], hosts[l.cfg.Clients:])
 	}
 	if err == nil {
-		err = waitLinksUp(ctx, l.switchNS, hosts)
+		err = waitLinksUp(ctx, sw, hosts)
 	}
 	for i, bc := range l.cfg.Backends { // even on error: their namespaces need closing
 		hst := hosts[l.cfg.Clients+i]
@@ -152,6 +163,16 @@ func (l *Lab) plugAll(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// closeHandles closes the hosts' netlink handles once the lab is built.
+func closeHandles(hosts []*host) {
+	for _, hst := range hosts {
+		if hst.h != nil {
+			hst.h.Close()
+			hst.h = nil
+		}
+	}
 }
 
 // addNeighbours makes every client and backend know each other's MAC.

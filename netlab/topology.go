@@ -20,8 +20,9 @@ type host struct {
 	port string // its veth's name in the switch namespace: "c0", "b17"
 	ns   netns.NsHandle
 	mac  net.HardwareAddr
-	v4   netip.Addr // zero when the host has no IPv4
-	v6   netip.Addr // zero when the host has no IPv6
+	h    *netlink.Handle // netlink in the host's namespace, while the lab is built
+	v4   netip.Addr      // zero when the host has no IPv4
+	v6   netip.Addr      // zero when the host has no IPv6
 }
 
 // hostMAC derives a host's MAC address from its role and index, like its IP
@@ -59,23 +60,16 @@ func newSwitch() (netns.NsHandle, error) {
 // plug creates hst's namespace and connects it to the switch: a veth made
 // inside the switch namespace whose peer is placed straight into the host's
 // namespace as eth0, so nothing ever appears in the root namespace.
-func plug(switchNS netns.NsHandle, hst *host) error {
+// sw is a netlink handle in the switch namespace (safe for concurrent use:
+// its requests are serialized), bridge the bridge's index.
+func plug(sw *netlink.Handle, bridge int, hst *host) error {
 	ns, err := newNS()
 	if err != nil {
 		return err
 	}
 	hst.ns = ns
-	sw, err := netlink.NewHandleAt(switchNS)
-	if err != nil {
-		return fmt.Errorf("netlab: netlink in switch namespace: %w", err)
-	}
-	defer sw.Close()
-	br, err := sw.LinkByName(bridgeName)
-	if err != nil {
-		return fmt.Errorf("netlab: finding bridge: %w", err)
-	}
 	veth := &netlink.Veth{
-		LinkAttrs:        netlink.LinkAttrs{Name: hst.port, MasterIndex: br.Attrs().Index, Flags: net.FlagUp},
+		LinkAttrs:        netlink.LinkAttrs{Name: hst.port, MasterIndex: bridge, Flags: net.FlagUp},
 		PeerName:         "eth0",
 		PeerHardwareAddr: hst.mac,
 		PeerNamespace:    netlink.NsFd(int(ns)),
@@ -86,15 +80,16 @@ func plug(switchNS netns.NsHandle, hst *host) error {
 	return configureHost(hst)
 }
 
-// configureHost brings up lo and eth0 in the host's namespace and adds its
-// addresses. IPv6 addresses skip duplicate address detection (IFA_F_NODAD):
-// with it, binding fails for ~1.8 s.
+// configureHost opens the host's netlink handle (kept in hst.h until the
+// lab is built), brings up lo and eth0 and adds its addresses. IPv6
+// addresses skip duplicate address detection (IFA_F_NODAD): with it,
+// binding fails for ~1.8 s.
 func configureHost(hst *host) error {
 	h, err := netlink.NewHandleAt(hst.ns)
 	if err != nil {
 		return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
 	}
-	defer h.Close()
+	hst.h = h
 	for _, name := range []string{"lo", "eth0"} {
 		l, err := h.LinkByName(name)
 		if err != nil {
@@ -124,11 +119,7 @@ func configureHost(hst *host) error {
 // peers: no ARP or neighbour discovery ever runs, so a SYN leaves (and is
 // stamped by the kernel) the moment it is sent, not after a resolution.
 func addNeighbours(hst *host, peers []*host) error {
-	h, err := netlink.NewHandleAt(hst.ns)
-	if err != nil {
-		return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
-	}
-	defer h.Close()
+	h := hst.h
 	l, err := h.LinkByName("eth0")
 	if err != nil {
 		return fmt.Errorf("netlab: %s: eth0: %w", hst.name, err)
@@ -165,25 +156,16 @@ func addAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix, flags int) error
 // queue too: a packet to a tentative address is discarded. Measured: without
 // the wait, the first connection from the client to a backend of a lab just
 // started was lost in one run out of three.
-func waitLinksUp(ctx context.Context, switchNS netns.NsHandle, hosts []*host) error {
-	sw, err := netlink.NewHandleAt(switchNS)
-	if err != nil {
-		return fmt.Errorf("netlab: netlink in switch namespace: %w", err)
-	}
-	defer sw.Close()
+func waitLinksUp(ctx context.Context, sw *netlink.Handle, hosts []*host) error {
 	for _, hst := range hosts {
-		h, err := netlink.NewHandleAt(hst.ns)
-		if err != nil {
-			return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
-		}
-		err = waitOperUp(ctx, sw, hst.port)
+		h := hst.h
+		err := waitOperUp(ctx, sw, hst.port)
 		if err == nil {
 			err = waitOperUp(ctx, h, "eth0")
 		}
 		if err == nil && hst.v6.IsValid() {
 			err = waitAddrUsable(ctx, h, hst.v6)
 		}
-		h.Close()
 		if err != nil {
 			return fmt.Errorf("netlab: %s: %w", hst.name, err)
 		}
