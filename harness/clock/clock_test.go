@@ -71,7 +71,6 @@ func TestVirtual_FifteenMinutesIsCheap(t *testing.T) {
 	v := NewVirtual(1, nil)
 	fired := false
 	v.AfterFunc("deactivation", 15*time.Minute, func() { fired = true })
-	start := time.Now()
 	v.Advance(15*time.Minute - time.Nanosecond)
 	if fired {
 		t.Fatal("fired early")
@@ -80,9 +79,7 @@ func TestVirtual_FifteenMinutesIsCheap(t *testing.T) {
 	if !fired {
 		t.Fatal("did not fire at 15m")
 	}
-	if time.Since(start) > time.Second {
-		t.Fatal("virtual advance took wall time")
-	}
+	// How little wall time it costs is BenchmarkFifteenVirtualMinutes's job.
 }
 
 // TestRand_SameSeedSameSequence verifies that randomness is reproducible.
