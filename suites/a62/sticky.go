@@ -360,10 +360,18 @@ func stickyTFNewListAllFail() spec.Spec {
 
 // reresolvesPerRound checks, from outside the policy, that each time the
 // count of connection failures (refusals of as, counted across addresses)
-// reaches n, a re-resolution is requested before the next failure, and
-// that the run gives three such rounds. The channel's requests may include
+// reaches n, a re-resolution is requested by the time the next round ends,
+// and that the run gives three rounds. The channel's requests may include
 // the subchannels' own (grpc-go's), so they are not counted: the policy's
 // request is one of those after a round's last failure.
+//
+// The window runs to the next round's end, not to its first failure, and
+// the last round is not checked: what a driver sees is the channel's
+// resolver being asked, and channels space resolutions with a backoff
+// (grpc-js's resolving balancer defers a request made within its backoff
+// until the backoff ends). Seen with grpc-js 1.14.7: a resolution at
+// +2.808 s, mid-round, and the request at the third round's end (+2.878 s)
+// carried out only after the run's end (+3.6 s).
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
 	var fs []time.Duration
 	for _, a := range as {
@@ -373,14 +381,14 @@ func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
 	rr := spec.ReResolutions(tr)
 	rounds := 0
 	for k := n - 1; k < len(fs); k += n {
-		next := tr.Header.Scenario.End
-		if k+1 < len(fs) {
-			next = fs[k+1]
-		}
-		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= fs[k] && e.T <= next })
-		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(),
-			"at %s: round %d of failures ended without re-resolution before the next failure", trace.FormatT(fs[k]), rounds+1)
 		rounds++
+		if k+n >= len(fs) {
+			break // the last round: its request may be deferred past the run
+		}
+		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= fs[k] && e.T <= fs[k+n] })
+		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(),
+			"at %s: round %d of failures ended without re-resolution by the end of the next round (%s)",
+			trace.FormatT(fs[k]), rounds, trace.FormatT(fs[k+n]))
 	}
 	g.ExpectWithOffset(1, rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 }
