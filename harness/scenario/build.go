@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -83,6 +84,7 @@ func (b *Builder) Build() (*Scenario, error) {
 	s := b.s
 	s.Backends = slices.Clone(s.Backends)
 	s.Steps = slices.Clone(s.Steps)
+	s.Client.Env = maps.Clone(s.Client.Env)
 	if err := s.Validate(); err != nil {
 		return nil, fmt.Errorf("scenario %q: %w", s.Name, err)
 	}

@@ -155,9 +155,15 @@ func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
 
 func (r *reader) client(n *yaml.Node) (Client, error) {
 	var c Client
-	f, err := r.fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config")
+	f, err := r.fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config", "env")
 	if err != nil {
 		return c, err
+	}
+	if v, ok := f["env"]; ok {
+		if c.Env, err = r.strMap(v, "client.env"); err != nil {
+			return c, err
+		}
+		r.envLines(v, "client.env")
 	}
 	for _, fld := range []struct {
 		key string

@@ -69,6 +69,7 @@ func clientNode(c Client) *yaml.Node {
 	m.str("lb_policy", c.LBPolicy)
 	m.str("lb_config", c.LBConfig)
 	m.str("service_config", c.ServiceConfig)
+	m.strMap("env", c.Env)
 	return m.node()
 }
 

@@ -113,6 +113,11 @@ type Client struct {
 	LBPolicy      string // a registered policy name ("conform_pick_first")
 	LBConfig      string // the policy's config as JSON text (an object); empty means {}
 	ServiceConfig string // a whole service config as JSON text
+	// Env sets gRPC environment variables for the client under test: only
+	// the temporary switches the documents name (EnvVars), "true" or
+	// "false". Drivers get them in their process's environment; the
+	// reference, through its options (it never reads the environment).
+	Env map[string]string
 }
 
 // Step is one entry of the timeline: an Action, applied at a fixed time or

@@ -17,6 +17,7 @@ func heDroppedIPv6() *Builder {
 	return New("he-dropped-ipv6").
 		Backend("b1", Dual).
 		LB("conform_pick_first", `{}`).
+		Env(EnvPickFirstLBConfig, "true").
 		At(0, Fault("b1/ipv6", Drop)).
 		At(0, Resolve(EP("b1/ipv6", "b1/ipv4").With("zone", "a"))).
 		At(100*time.Millisecond, RPC("r1", Deadline(5*time.Second), WaitForReady(), Metadata("k", "v"))).
@@ -51,6 +52,26 @@ func TestBuilder_ProducesTypedTimeline(t *testing.T) {
 	}
 	if got := s.Steps[11].After.N(); got != 1 {
 		t.Errorf("default count = %d, want 1", got)
+	}
+}
+
+// TestBuilder_EnvNotShared verifies a built scenario's environment is its
+// own: setting a variable on the builder afterwards does not change it.
+func TestBuilder_EnvNotShared(t *testing.T) {
+	b := New("e").Env(EnvAggregateClusterBackwardCompat, "true").End(time.Second)
+	s := b.MustBuild()
+	b.Env(EnvPickFirstLBConfig, "false")
+	if want := map[string]string{EnvAggregateClusterBackwardCompat: "true"}; !cmp.Equal(s.Client.Env, want) {
+		t.Errorf("Client.Env = %v, want %v", s.Client.Env, want)
+	}
+}
+
+// TestEnvList_SortedNameValue verifies the process form of an environment.
+func TestEnvList_SortedNameValue(t *testing.T) {
+	got := EnvList(map[string]string{EnvXDSDualstackEndpoints: "true", EnvAggregateClusterBackwardCompat: "false"})
+	want := []string{EnvXDSDualstackEndpoints + "=true", EnvAggregateClusterBackwardCompat + "=false"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("EnvList (-want +got):\n%s", diff)
 	}
 }
 
@@ -148,6 +169,7 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"config-bad-lb-config.yaml":            {10, "steps[1].config.lb_config", "not a JSON object"},
 		"config-bad-no-policy.yaml":            {9, "steps[1].config", "needs lb_policy or service_config"},
 		"end-bad-step-after-end.yaml":          {5, "steps[0].at", "after the end"},
+		"env-bad-unknown-variable.yaml":        {7, "client.env.GRPC_TRACE", `unknown variable "GRPC_TRACE"`},
 		"fault-bad-undefined-backend.yaml":     {13, "steps[2].fault.addr", `backend "b3" is not defined`},
 		"resolve-bad-missing-family.yaml":      {8, "steps[0].resolve.endpoints[0].addrs[1]", "has no ipv6 address"},
 		"rpc-bad-duplicate-id.yaml":            {8, "steps[1].rpc.id", "defined more than once"},
@@ -230,6 +252,8 @@ func TestValidate_Problems(t *testing.T) {
 		{"config service config not an object", base().At(0, ConfigService(`"x"`)).End(time.Second), "steps[0].config.service_config"},
 		{"xds kind on another event", base().After(On("pick").WithXDS("ACK", ""), Finish()).End(time.Second), "steps[0].after.xds"},
 		{"resource type on another event", base().After(On("pick").WithXDS("", "CDS"), Finish()).End(time.Second), "steps[0].after.type"},
+		{"unknown env variable", base().Env("GRPC_VERBOSITY", "debug").End(time.Second), "client.env.GRPC_VERBOSITY"},
+		{"env value not a switch", base().Env(EnvAggregateClusterBackwardCompat, "yes").End(time.Second), "client.env." + EnvAggregateClusterBackwardCompat},
 		{"unknown xds kind", base().After(On("xds-request").WithXDS("nack", ""), Finish()).End(time.Second), "steps[0].after.xds"},
 	}
 	for _, c := range cases {

@@ -65,6 +65,9 @@ func (v *validator) client() error {
 	if err := v.xdsClient(); err != nil {
 		return err
 	}
+	if err := checkEnv(c.Env); err != nil {
+		return err
+	}
 	return checkLB("client", c.LBPolicy, c.LBConfig, c.ServiceConfig)
 }
 
