@@ -32,12 +32,13 @@ func ServerURIV6() string { return netip.AddrPortFrom(ServiceAddrV6, Port).Strin
 // Bootstrap is a gRPC xDS bootstrap (gRFC A27) naming this server, with
 // insecure channel credentials and the given node id: what grpc-go, grpc-js
 // and C-core read from GRPC_XDS_BOOTSTRAP_CONFIG (or a file named by
-// GRPC_XDS_BOOTSTRAP). The target of a channel using it is "xds:///" plus the
+// GRPC_XDS_BOOTSTRAP). The node has an empty locality: A27 makes it
+// optional, but grpc-js-xds rejects a bootstrap whose node has none. The target of a channel using it is "xds:///" plus the
 // listener's name.
 func Bootstrap(nodeID string) []byte {
 	return []byte(`{"xds_servers":[{"server_uri":` + strconv.Quote(ServerURI()) +
 		`,"channel_creds":[{"type":"insecure"}],"server_features":["xds_v3"]}],"node":{"id":` +
-		strconv.Quote(nodeID) + `}}`)
+		strconv.Quote(nodeID) + `,"locality":{}}}`)
 }
 
 // listenIn adds the service addresses to host's loopback and opens a TCP

@@ -53,7 +53,7 @@ func TestClassify_FromTheRequestAlone(t *testing.T) {
 // service address and the node.
 func TestBootstrap_NamesTheService(t *testing.T) {
 	b := string(Bootstrap(`n"1`))
-	for _, want := range []string{`"server_uri":"198.18.255.18:18000"`, `"id":"n\"1"`, `"type":"insecure"`} {
+	for _, want := range []string{`"server_uri":"198.18.255.18:18000"`, `"id":"n\"1"`, `"type":"insecure"`, `"locality":{}`} {
 		if !strings.Contains(b, want) {
 			t.Errorf("Bootstrap = %s, missing %s", b, want)
 		}
