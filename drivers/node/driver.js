@@ -144,17 +144,45 @@ function loadGrpcJs(dir) {
   return { grpc, version, pkgDir };
 }
 
+// Registers @grpc/grpc-js-xds when it is installed beside grpc-js (install.sh
+// with "xds"): the xds:/// scheme, reading its bootstrap from the environment
+// (GRPC_XDS_BOOTSTRAP_CONFIG, which conform sets). It loads grpc-js through
+// the same path, so it registers into the very instance the driver uses.
+// Returns the grpc-js-xds version, or null when it is not installed.
+function registerXds(pkgDir) {
+  const dir = path.join(path.dirname(pkgDir), 'grpc-js-xds');
+  if (!fs.existsSync(path.join(dir, 'package.json'))) return null;
+  const version = String(JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version);
+  require(require.resolve(dir)).register();
+  return version;
+}
+
 let grpc = null;
 let grpcVersion = null;
 let grpcPkgDir = null;
+let xdsVersion = null;
 let loadError = null;
 try {
   ({ grpc, version: grpcVersion, pkgDir: grpcPkgDir } = loadGrpcJs(grpcJsDir));
   diag(`@grpc/grpc-js ${grpcVersion} from ${grpcPkgDir}`);
 } catch (e) {
-  // First line only: require's "Require stack" follows on stderr.
-  loadError = `cannot load @grpc/grpc-js: ${String(e && e.message ? e.message : e).split('\n')[0]}`;
+  loadError = `cannot load @grpc/grpc-js: ${firstLine(e)}`;
   diag(loadError);
+}
+if (!loadError) {
+  try {
+    xdsVersion = registerXds(grpcPkgDir);
+    if (xdsVersion) diag(`@grpc/grpc-js-xds ${xdsVersion} registered`);
+  } catch (e) {
+    loadError = `cannot load @grpc/grpc-js-xds: ${firstLine(e)}`;
+    diag(loadError);
+  }
+}
+
+// firstLine is an error's message without require's "Require stack", which
+// follows on stderr.
+function firstLine(e) {
+  return String(e && e.message ? e.message : e).split('\n')[0];
 }
 
 // What this grpc-js can express.
@@ -173,7 +201,7 @@ function capabilities() {
     service_config: true,
     shuffle,
     wait_for_ready: true,
-    xds: false,
+    xds: xdsVersion !== null,
   };
 }
 

@@ -1,6 +1,9 @@
 #!/bin/sh
-# install.sh <version> <dir>: install @grpc/grpc-js@<version> for the conform
-# grpc-js driver into <dir> (an npm prefix, normally <cache>/grpc-js@<version>).
+# install.sh <version> <dir> [xds]: install @grpc/grpc-js@<version> for the
+# conform grpc-js driver into <dir> (an npm prefix, normally
+# <cache>/grpc-js@<version>). With "xds", @grpc/grpc-js-xds of the same minor
+# release (~<major>.<minor>) is installed beside it (normally into
+# <cache>/grpc-js-xds@<version>), for xDS scenarios.
 #
 # Afterwards <dir>/node_modules/@grpc/grpc-js is the package; start the driver with
 #   node drivers/node/driver.js --grpc-js <dir>
@@ -11,12 +14,13 @@
 # grpc-js needs none.
 set -eu
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 <version> <dir>" >&2
+if [ $# -lt 2 ] || [ $# -gt 3 ] || { [ $# -eq 3 ] && [ "$3" != xds ]; }; then
+	echo "usage: $0 <version> <dir> [xds]" >&2
 	exit 2
 fi
 version=$1
 dir=$2
+xds=${3:-}
 
 case $version in
 '' | *[!A-Za-z0-9.+-]*)
@@ -29,8 +33,25 @@ command -v npm >/dev/null 2>&1 || { echo "install.sh: npm not found in PATH (ins
 
 installed_version() {
 	node -e 'try{process.stdout.write(String(require(process.argv[1]).version))}catch(e){process.exit(1)}' \
-		"$1/node_modules/@grpc/grpc-js/package.json" 2>/dev/null
+		"$1/node_modules/@grpc/grpc-js/package.json" 2>/dev/null || return 1
+	if [ -n "$xds" ]; then
+		[ -f "$1/node_modules/@grpc/grpc-js-xds/package.json" ] || return 1
+	fi
 }
+
+# The packages to install: grpc-js, and grpc-js-xds of its minor release
+# (grpc-js-xds releases follow grpc-js's and peer-depend on the same minor).
+packages="@grpc/grpc-js@$version"
+if [ -n "$xds" ]; then
+	case $version in
+	[0-9]*.[0-9]*.*) minor=${version%.*} ;;
+	*)
+		echo "install.sh: xds needs an exact grpc-js version (e.g. 1.14.7), not '$version'" >&2
+		exit 2
+		;;
+	esac
+	packages="$packages @grpc/grpc-js-xds@~$minor"
+fi
 
 if have=$(installed_version "$dir") && [ -f "$dir/.conform-complete" ]; then
 	case $version in
@@ -52,9 +73,10 @@ tmp=$(mktemp -d "$parent/.grpc-js-install.XXXXXX")
 trap 'rm -rf -- "$tmp"' EXIT INT TERM HUP
 
 # npm's own output goes to stderr: stdout is for the result only.
-npm install --no-audit --no-fund --ignore-scripts --no-save --prefix "$tmp" "@grpc/grpc-js@$version" >&2
+# shellcheck disable=SC2086 # $packages is a list of words
+npm install --no-audit --no-fund --ignore-scripts --no-save --prefix "$tmp" $packages >&2
 
-have=$(installed_version "$tmp") || { echo "install.sh: npm finished but $tmp/node_modules/@grpc/grpc-js is missing" >&2; exit 5; }
+have=$(installed_version "$tmp") || { echo "install.sh: npm finished but $tmp lacks $packages" >&2; exit 5; }
 touch "$tmp/.conform-complete"
 chmod 755 "$tmp"
 # Another install may have finished meanwhile: keep the first complete one.

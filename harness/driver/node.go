@@ -23,7 +23,9 @@ func init() { Register(GRPCJS, InstallerFunc(installNode)) }
 
 // installNode installs @grpc/grpc-js at impl's version into the cache with
 // drivers/node/install.sh (from the npm registry, once per version) and
-// returns the command that starts drivers/node/driver.js against it.
+// returns the command that starts drivers/node/driver.js against it. For
+// xDS scenarios (env.XDS) the install is a separate one that adds
+// @grpc/grpc-js-xds of the same minor release, which the driver registers.
 func installNode(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
 	version := impl.Version
 	if version == "" {
@@ -40,9 +42,17 @@ func installNode(ctx context.Context, impl Impl, env InstallEnv) (Command, error
 	if err != nil {
 		return Command{}, fmt.Errorf("grpc-js: writing the driver: %w", err)
 	}
-	dir := filepath.Join(env.Cache, "grpc-js@"+version)
-	env.Logger.Info("installing grpc-js (once per version)", "version", version, "into", dir)
-	cmd := exec.CommandContext(ctx, "sh", filepath.Join(src, "install.sh"), version, dir)
+	name, args := "grpc-js", []string{filepath.Join(src, "install.sh"), version}
+	if env.XDS {
+		name = "grpc-js-xds"
+	}
+	dir := filepath.Join(env.Cache, name+"@"+version)
+	args = append(args, dir)
+	if env.XDS {
+		args = append(args, "xds")
+	}
+	env.Logger.Info("installing "+name+" (once per version)", "version", version, "into", dir)
+	cmd := exec.CommandContext(ctx, "sh", args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if out, err := cmd.Output(); err != nil {

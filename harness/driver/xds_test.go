@@ -93,20 +93,39 @@ func xdsRequests(evs []trace.Event, kind, typ string) []trace.Event {
 // kept and the channel still answering, and its answer to an out-of-range
 // idle_timeout is recorded (v1.85.0 ACKs it: it has no A75).
 func TestRunLab_GRPCGo185_XDS_RoundRobinAndNACKs(t *testing.T) {
-	runXDSRoundRobin(t, "v1.85.0")
+	runXDSRoundRobin(t, grpcGoXDS(t, "v1.85.0"))
 }
 
 // TestRunLab_GRPCGo155_XDS_RoundRobinAndNACKs is the same for the oldest
 // grpc-go the xDS build is made for (xdsSince): before A61, it connects to
 // each endpoint's first address only.
 func TestRunLab_GRPCGo155_XDS_RoundRobinAndNACKs(t *testing.T) {
-	runXDSRoundRobin(t, xdsSince)
+	runXDSRoundRobin(t, grpcGoXDS(t, xdsSince))
 }
 
-// runXDSRoundRobin builds the xDS driver for grpc-go version (and checks
-// the second install comes from the cache), runs xdsRoundRobin through it
-// and checks the trace.
-func runXDSRoundRobin(t *testing.T, version string) {
+// TestRunLab_GRPCJS_XDS_RoundRobinAndNACKs is the same for grpc-js with
+// @grpc/grpc-js-xds: the install is an entry of its own, with grpc-js-xds
+// beside grpc-js, and the driver says it can express xds.
+func TestRunLab_GRPCJS_XDS_RoundRobinAndNACKs(t *testing.T) {
+	requireLab(t)
+	impl := Impl{GRPCJS, DefaultGRPCJS}
+	cmd, err := Install(context.Background(), impl, InstallEnv{Cache: testCache, XDS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := cmd.Args[len(cmd.Args)-1]
+	if filepath.Base(dir) != "grpc-js-xds@"+DefaultGRPCJS {
+		t.Errorf("xDS install in %s, want a cache entry of its own (grpc-js-xds@%s)", dir, DefaultGRPCJS)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@grpc", "grpc-js-xds", "package.json")); err != nil {
+		t.Errorf("no @grpc/grpc-js-xds in the xDS install: %v", err)
+	}
+	runXDSRoundRobin(t, impl)
+}
+
+// grpcGoXDS builds the xDS driver for grpc-go version, checks the second
+// install comes from the cache, and returns the implementation.
+func grpcGoXDS(t *testing.T, version string) Impl {
 	requireLab(t)
 	if err := checkModuleExists(context.Background(), t.TempDir(), "google.golang.org/grpc@"+version); err != nil {
 		t.Skipf("driver: grpc-go %s is not reachable: %v", version, err)
@@ -126,8 +145,13 @@ func runXDSRoundRobin(t *testing.T, version string) {
 	if cached, err := Install(context.Background(), impl, env); err != nil || cached.Path != cold.Path || !modTime(t, cached.Path).Equal(built) {
 		t.Errorf("second install %s (%v), want the cached %s, not rebuilt", cached.Path, err, cold.Path)
 	}
+	return impl
+}
 
-	start = time.Now()
+// runXDSRoundRobin runs xdsRoundRobin through impl's xDS driver and checks
+// the trace.
+func runXDSRoundRobin(t *testing.T, impl Impl) {
+	start := time.Now()
 	tr, err := RunLab(context.Background(), xdsRoundRobin(), impl, Options{Seed: 1, Cache: testCache})
 	t.Logf("RunLab (lab up, xDS server, driver, scenario, teardown): %v", time.Since(start).Round(time.Millisecond))
 	if err != nil {
@@ -205,7 +229,7 @@ func runXDSRoundRobin(t *testing.T, version string) {
 			t.Errorf("NACK %s: want version_info 1, rejecting 3", nacks[1].String())
 		}
 	case len(acks) > 1:
-		t.Logf("version 3 (idle_timeout nanos 1e9): ACCEPTED by grpc-go %s (A75 says NACK): %s", version, acks[1].String())
+		t.Logf("version 3 (idle_timeout nanos 1e9): ACCEPTED by %s (A75 says NACK): %s", impl, acks[1].String())
 		if acks[1].Version != "3" {
 			t.Errorf("second CDS ACK %s: want version 3", acks[1].String())
 		}
