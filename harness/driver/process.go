@@ -9,9 +9,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 )
@@ -141,7 +144,7 @@ func (p *Process) start(lab *netlab.Lab, c Command) error {
 		return err
 	}
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir, cmd.Env = c.Dir, append(os.Environ(), c.Env...)
+	cmd.Dir, cmd.Env = c.Dir, append(withoutGRPCSwitches(os.Environ()), c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
 	p.proc, err = lab.StartProcess("client0", cmd)
 	inR.Close()
@@ -445,4 +448,18 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// withoutGRPCSwitches is environ without the gRPC switches a scenario may
+// set (scenario.EnvVars): a driver runs with the scenario's switches only
+// (RunLab adds them to Command.Env), never with conform's own.
+func withoutGRPCSwitches(environ []string) []string {
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(scenario.EnvVars(), name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

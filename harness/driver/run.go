@@ -71,6 +71,11 @@ func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	if s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0 {
 		return nil, &NotApplicable{Reason: "resolver updates with an xds target (LOGICAL_DNS clusters) need the lab's DNS as the driver's system resolver, which driver runs do not set up yet"}
 	}
+	if impl.Name == Reference {
+		if err := runner.CheckReferenceEnv(s.Client.Env); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+	}
 	cmd, err := installFor(ctx, impl, &opts, s.Client.Target == scenario.TargetXDS)
 	if err != nil {
 		return nil, err
@@ -157,9 +162,13 @@ var _ runner.World = (*labRun)(nil)
 // run starts the driver, checks it can express the scenario, creates the
 // channel and carries out the timeline; the driver is always stopped.
 func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Trace, error) {
+	cmd.Env = slices.Clone(cmd.Env)
 	if lr.s.Client.Target == scenario.TargetXDS {
-		cmd.Env = append(slices.Clone(cmd.Env), xdsEnv()...)
+		cmd.Env = append(cmd.Env, xdsEnv()...)
 	}
+	// The scenario's gRPC switches are the driver's environment: the
+	// implementation reads them itself, as it would in production.
+	cmd.Env = append(cmd.Env, scenario.EnvList(lr.s.Client.Env)...)
 	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.Add, CommandTimeout: opts.CommandTimeout})
 	if err != nil {
 		return nil, err

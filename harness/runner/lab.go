@@ -34,7 +34,10 @@ import (
 func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
 	xds := s.Client.Target == scenario.TargetXDS
 	var policy, config string
-	var err error
+	env, err := referenceEnvOf(s.Client.Env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
 	if !xds { // an xDS client's policy is the resolver's tree
 		if policy, config, err = referencePolicy(s.Client); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -55,7 +58,7 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		defer lw.xds.Close() // before the lab's: it leaves the namespace as it found it
-		err = lw.connectXDS(opts.Seed)
+		err = lw.connectXDS(opts.Seed, env)
 	} else {
 		err = lw.connect(policy, config, opts.Seed)
 	}

@@ -38,8 +38,9 @@ func (lw *labWorld) startXDS() error {
 // connectXDS builds the channel for "conform-xds:///<listener>": the
 // reference xDS resolver, reaching the management server through the lab's
 // dialer, with the recorder wrapped around the tree its service config
-// carries (xdsRecordingCC), whose events share the lab's timebase.
-func (lw *labWorld) connectXDS(seed uint64) error {
+// carries (xdsRecordingCC), whose events share the lab's timebase. The
+// resolver takes its options of env.
+func (lw *labWorld) connectXDS(seed uint64, env referenceEnv) error {
 	sinkSeq.Lock()
 	sinkSeq.n++
 	lw.sink, lw.seed = fmt.Sprintf("runner-lab-%d", sinkSeq.n), seed
@@ -50,6 +51,8 @@ func (lw *labWorld) connectXDS(seed uint64) error {
 		NodeID:        xdsNode,
 		Dial:          lw.lab.GRPCDialer(),
 		LookupHost:    lw.dns.lookupHost,
+
+		AggregateClusterBackwardCompat: env.aggregateClusterBackwardCompat,
 	}), lw: lw}
 	cc, err := grpc.NewClient(xdsresolver.Scheme+":///"+lw.s.Client.Listener,
 		grpc.WithResolvers(b),

@@ -21,10 +21,13 @@ import (
 // same scenario and seed give the same trace, byte for byte.
 func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
 	var policy, config string
-	var err error
+	env, err := referenceEnvOf(s.Client.Env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
 	if s.Client.Target == scenario.TargetXDS {
 		// The tree's config comes with the first configuration (xdsPush).
-		policy, err = xdsInitialRoot(s)
+		policy, err = xdsInitialRoot(s, env)
 	} else {
 		policy, config, err = referencePolicy(s.Client)
 	}
@@ -39,7 +42,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 	sw := &simWorld{s: s, w: w, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
 	if s.Client.Target == scenario.TargetXDS {
 		sw.dns, sw.dnsLast = &xdsDNS{}, map[string][]string{}
-		if sw.ads, err = newSimADS(s.Client.Listener, w.Record); err != nil {
+		if sw.ads, err = newSimADS(s.Client.Listener, env, w.Record); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 	}

@@ -75,8 +75,12 @@ type simMsg struct {
 var simTypeOrder = []string{resource.ListenerType, resource.RouteType, resource.ClusterType, resource.EndpointType}
 
 // newSimADS starts the client's stream: its first subscription is recorded.
-func newSimADS(listener string, record func(trace.Event)) (*simADS, error) {
-	sess, err := client.NewSession(client.Options{NodeID: xdsNode, Listener: listener})
+// The client takes its options of env as the lab's resolver does.
+func newSimADS(listener string, env referenceEnv, record func(trace.Event)) (*simADS, error) {
+	sess, err := client.NewSession(client.Options{
+		NodeID: xdsNode, Listener: listener,
+		AggregateClusterBackwardCompat: env.aggregateClusterBackwardCompat,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -97,8 +97,8 @@ func xdsSteps(s *scenario.Scenario) []scenario.XDSResources {
 // simulator builds one policy per run (sim.New), and the xDS resolver's tree
 // has a conform_priority root for an aggregate cluster and a
 // conform_outlier_detection root otherwise.
-func xdsInitialRoot(s *scenario.Scenario) (string, error) {
-	a, err := newSimADS(s.Client.Listener, func(trace.Event) {})
+func xdsInitialRoot(s *scenario.Scenario, env referenceEnv) (string, error) {
+	a, err := newSimADS(s.Client.Listener, env, func(trace.Event) {})
 	if err != nil {
 		return "", err
 	}
