@@ -14,8 +14,9 @@
 // "policy": subchannel-new (with the addresses), subchannel-connect,
 // subchannel-addresses, subchannel-state, subchannel-health (when the child
 // registers a health listener), subchannel-shutdown, balancer-state,
-// resolve-now, pick (the subchannel and address picked, "queued", or the
-// error), and timer-start, timer-fire and timer-stop of seam-aware children
+// resolve-now, pick (the subchannel and address picked, with the session
+// address list an xds_override_host reported in the pick result's metadata
+// under trace.SessionAddrsKey; "queued"; or the error), and timer-start, timer-fire and timer-stop of seam-aware children
 // (those reading time through clock.From(cc)). The stimuli the policy
 // receives are recorded as the simulator records them, with source
 // "harness": resolver-update, resolver-error, exit-idle. Subchannels are

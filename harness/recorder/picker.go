@@ -38,6 +38,7 @@ func (p *picker) Pick(info balancer.PickInfo) (balancer.PickResult, error) {
 	}
 	res.SubConn = sc.SubConn
 	e.Subchannel = sc.id
+	e.SessionAddrs = trace.SplitSessionAddrs(res.Metadata.Get(trace.SessionAddrsKey))
 	if st := sc.connectivityState(); st != connectivity.Ready {
 		e.State, e.Detail = st.String(), "not ready"
 	} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/conformlab/conform/harness/recorder"
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/overridehost"
 	"github.com/conformlab/conform/reference/pickfirst"
 	"github.com/conformlab/conform/reference/roundrobin"
 )
@@ -148,4 +149,43 @@ func recordedWorldWithConfig(t *testing.T, cfg string) *sim.World {
 	}
 	t.Cleanup(w.Close)
 	return w
+}
+
+// TestRecorder_MatchesSimulator_SessionAddrs verifies that the recorder and
+// the simulator both put on a session's pick the address list
+// conform_xds_override_host reports for the cookie (A61, Changes to
+// Stateful Session Affinity), the address used first, and none on a pick
+// outside a session.
+func TestRecorder_MatchesSimulator_SessionAddrs(t *testing.T) {
+	if trace.SessionAddrsKey != overridehost.ActualAddressesHeader {
+		t.Fatalf("trace.SessionAddrsKey %q, the reference reports under %q", trace.SessionAddrsKey, overridehost.ActualAddressesHeader)
+	}
+	w, buf := recordedWorld(t, overridehost.Name, `{"childPolicy": [{"`+roundrobin.Name+`": {}}]}`)
+	w.AddBackend("b0", v4a, v6a)
+	w.SetFault(v6a, sim.FaultReset)
+	w.ResolveEndpoints([]string{v6a, v4a})
+	w.Advance(time.Second)
+	session := func(id string, cookie ...string) {
+		md := metadata.Pairs(recorder.RPCIDKey, id, overridehost.SessionHeader, "")
+		if len(cookie) > 0 {
+			md.Set(overridehost.SessionHeader, overridehost.EncodeCookie(cookie, ""))
+		}
+		w.StartRPC(id, sim.RPCOptions{WaitForReady: true, Metadata: md})
+	}
+	session("s1")
+	session("s2", v6a, v4a)
+	rpc(w, "n1")
+	w.Advance(time.Second)
+	sameLanes(t, policyEvents(buf.Events()), policyEvents(w.Events()))
+	want := map[string][]string{"s1": {v4a, v6a}, "s2": {v4a, v6a}, "n1": nil}
+	picked := map[string]bool{}
+	for _, e := range trace.Select(buf.Events(), trace.OfKind(trace.KindPick), func(e trace.Event) bool { return e.Addr != "" }) {
+		picked[e.RPC] = true
+		if !slices.Equal(e.SessionAddrs, want[e.RPC]) {
+			t.Errorf("pick of %s: session_addrs %v, want %v", e.RPC, e.SessionAddrs, want[e.RPC])
+		}
+	}
+	if len(picked) != len(want) {
+		t.Errorf("picked %v, want one pick each of %v:\n%s", picked, want, lines(buf.Events()))
+	}
 }

@@ -113,20 +113,23 @@ func (w *World) pickErrorLocked(r *rpc, err error) {
 }
 
 // pickedLocked handles a picked SubConn: a READY one carries the RPC, any
-// other makes the RPC wait for the next picker.
+// other makes the RPC wait for the next picker. The pick event carries the
+// session address list the picker reported (trace.SessionAddrsKey), which
+// a real channel would send to the backend with the RPC.
 func (w *World) pickedLocked(r *rpc, res balancer.PickResult) {
 	sc, ours := res.SubConn.(*subConn)
+	session := trace.SplitSessionAddrs(res.Metadata.Get(trace.SessionAddrsKey))
 	switch {
 	case !ours || sc.w != w:
 		w.recordLocked(trace.Event{Kind: trace.KindPick, RPC: r.id, Err: fmt.Sprintf("picked SubConn of type %T is not this channel's", res.SubConn), Detail: "queued"})
 	case sc.state != connectivity.Ready || sc.conn == nil:
-		w.recordLocked(trace.Event{Kind: trace.KindPick, RPC: r.id, Subchannel: sc.id, State: sc.state.String(), Detail: "not ready"})
+		w.recordLocked(trace.Event{Kind: trace.KindPick, RPC: r.id, Subchannel: sc.id, SessionAddrs: session, State: sc.state.String(), Detail: "not ready"})
 		if res.Done != nil {
 			w.ser.enqueue(func() { res.Done(balancer.DoneInfo{}) })
 		}
 	default:
 		c := sc.conn
-		w.recordLocked(trace.Event{Kind: trace.KindPick, RPC: r.id, Subchannel: sc.id, Addr: c.addr})
+		w.recordLocked(trace.Event{Kind: trace.KindPick, RPC: r.id, Subchannel: sc.id, Addr: c.addr, SessionAddrs: session})
 		w.dequeueLocked(r)
 		r.done = res.Done
 		w.afterLocked("rpc", w.opts.RTT, func() { w.completeLocked(r, c) })

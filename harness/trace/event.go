@@ -4,7 +4,10 @@
 // can emit it.
 package trace
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Source says who observed an event.
 type Source string
@@ -63,7 +66,7 @@ const (
 	KindSubchannelHealth   Kind = "subchannel-health"    // health State reported for Subchannel
 	KindSubchannelShutdown Kind = "subchannel-shutdown"  // Subchannel shut down by the policy
 	KindBalancerState      Kind = "balancer-state"       // policy reported State with a new picker
-	KindPick               Kind = "pick"                 // RPC picked Subchannel/Addr, or queued, or failed (Err)
+	KindPick               Kind = "pick"                 // RPC picked Subchannel/Addr (SessionAddrs), or queued, or failed (Err)
 	KindResolveNow         Kind = "resolve-now"          // policy asked for re-resolution
 	KindTimerStart         Kind = "timer-start"          // Timer started for Duration
 	KindTimerFire          Kind = "timer-fire"           // Timer fired
@@ -98,6 +101,24 @@ const (
 	KindLog          Kind = "log"           // a log line from the implementation (Detail)
 )
 
+// SessionAddrsKey is the pick result metadata key under which conform's
+// stand-in for the stateful session filter's call attribute carries the
+// address list xds_override_host reports back for the session cookie
+// (A61, Changes to Stateful Session Affinity: the address actually used
+// first, then its endpoint's other addresses, comma-separated). It is the
+// reference's overridehost.ActualAddressesHeader. The simulator and the
+// recorder copy it into a pick event's SessionAddrs.
+const SessionAddrsKey = "x-conform-session-actual"
+
+// SplitSessionAddrs turns the metadata values under SessionAddrsKey into
+// the address list; nil when there is none.
+func SplitSessionAddrs(vs []string) []string {
+	if len(vs) == 0 || vs[0] == "" {
+		return nil
+	}
+	return strings.Split(vs[0], ",")
+}
+
 // Event is one line of a trace. Fields that do not apply to a kind are left
 // empty and omitted from the JSON form. T is the time since the scenario
 // started, in nanoseconds on one monotonic clock.
@@ -106,19 +127,20 @@ type Event struct {
 	Source Source        `json:"src"`
 	Kind   Kind          `json:"kind"`
 
-	Addr         string        `json:"addr,omitempty"`       // ip:port, IPv6 in brackets
-	Port         int           `json:"port,omitempty"`       // client-side port of a captured packet
-	Peer         string        `json:"peer,omitempty"`       // the other end's ip:port
-	Backend      string        `json:"backend,omitempty"`    // lab backend name
-	Subchannel   string        `json:"subchannel,omitempty"` // subchannel id, stable within a trace ("sc1")
-	Addrs        []string      `json:"addrs,omitempty"`      // a subchannel's addresses
-	Policy       string        `json:"policy,omitempty"`     // which policy in a tree ("priority/p0/pick_first")
-	State        string        `json:"state,omitempty"`      // IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN
-	RPC          string        `json:"rpc,omitempty"`        // the scenario's RPC id
-	Method       string        `json:"method,omitempty"`     // full gRPC method name
-	Code         string        `json:"code,omitempty"`       // gRPC status code name
-	Timer        string        `json:"timer,omitempty"`      // timer purpose ("connection attempt delay")
-	TimerID      uint64        `json:"timer_id,omitempty"`   // distinguishes timers with one purpose
+	Addr         string        `json:"addr,omitempty"`          // ip:port, IPv6 in brackets
+	Port         int           `json:"port,omitempty"`          // client-side port of a captured packet
+	Peer         string        `json:"peer,omitempty"`          // the other end's ip:port
+	Backend      string        `json:"backend,omitempty"`       // lab backend name
+	Subchannel   string        `json:"subchannel,omitempty"`    // subchannel id, stable within a trace ("sc1")
+	Addrs        []string      `json:"addrs,omitempty"`         // a subchannel's addresses
+	SessionAddrs []string      `json:"session_addrs,omitempty"` // a pick's address list for the session cookie (SessionAddrsKey)
+	Policy       string        `json:"policy,omitempty"`        // which policy in a tree ("priority/p0/pick_first")
+	State        string        `json:"state,omitempty"`         // IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN
+	RPC          string        `json:"rpc,omitempty"`           // the scenario's RPC id
+	Method       string        `json:"method,omitempty"`        // full gRPC method name
+	Code         string        `json:"code,omitempty"`          // gRPC status code name
+	Timer        string        `json:"timer,omitempty"`         // timer purpose ("connection attempt delay")
+	TimerID      uint64        `json:"timer_id,omitempty"`      // distinguishes timers with one purpose
 	Duration     time.Duration `json:"duration,omitempty"`
 	Fault        string        `json:"fault,omitempty"`      // drop, reset, stall, down
 	Retransmit   bool          `json:"retransmit,omitempty"` // a SYN retransmission

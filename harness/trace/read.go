@@ -162,6 +162,9 @@ func decodeEvent(line []byte) (Event, error) {
 	if len(ev.Addrs) == 0 {
 		ev.Addrs = nil
 	}
+	if len(ev.SessionAddrs) == 0 {
+		ev.SessionAddrs = nil
+	}
 	if len(ev.Endpoints) == 0 {
 		ev.Endpoints = nil
 	}

@@ -53,6 +53,9 @@ func (e Event) String() string {
 	if len(e.Addrs) > 0 {
 		raw("addrs", "["+strings.Join(e.Addrs, " ")+"]")
 	}
+	if len(e.SessionAddrs) > 0 {
+		raw("session_addrs", "["+strings.Join(e.SessionAddrs, " ")+"]")
+	}
 	if len(e.Endpoints) > 0 {
 		raw("endpoints", formatEndpoints(e.Endpoints))
 	}
