@@ -177,8 +177,31 @@ const (
 type XDSEndpoint struct {
 	Addr            Addr
 	AdditionalAddrs []Addr
-	Health          string // one of the Health… constants; empty leaves it unset (UNKNOWN)
-	Weight          uint32 // load_balancing_weight; zero leaves it unset
+	// InvalidAdditionalAddrs are further additional_addresses entries, sent
+	// after AdditionalAddrs, each of a form gRPC must reject (one of the
+	// InvalidAddr… constants): A61's NACK cases.
+	InvalidAdditionalAddrs []string
+	Health                 string // one of the Health… constants; empty leaves it unset (UNKNOWN)
+	Weight                 uint32 // load_balancing_weight; zero leaves it unset
+}
+
+// The invalid forms an additional_addresses entry may take. A61 (Support
+// Multiple Addresses Per Endpoint in xDS) rejects an entry without an
+// address and validates the address of one exactly like Endpoint.address,
+// whose rules are A27's (ClusterLoadAssignment Proto): a socket_address
+// holding an IPv4 or IPv6 address and a port_value. The forms with a host
+// or a port take the endpoint's own (its Addr's).
+const (
+	InvalidAddrUnset       = "unset"             // the entry's address is unset
+	InvalidAddrNoSocket    = "no_socket_address" // an Address holding a pipe, not a socket_address
+	InvalidAddrNotIP       = "not_ip"            // socket_address.address is a host name, "<backend>.invalid"
+	InvalidAddrNoPortValue = "no_port_value"     // a named_port ("grpc") instead of port_value
+	InvalidAddrPortRange   = "port_out_of_range" // port_value 65536
+)
+
+// InvalidAddrForms lists the invalid additional address forms.
+func InvalidAddrForms() []string {
+	return []string{InvalidAddrUnset, InvalidAddrNoSocket, InvalidAddrNotIP, InvalidAddrNoPortValue, InvalidAddrPortRange}
 }
 
 // Kind implements Action.

@@ -29,6 +29,7 @@ import (
 //	              weight: 1
 //	              endpoints:
 //	                - {addr: b1/ipv4, additional_addresses: [b1/ipv6], health: HEALTHY}
+//	                - {addr: b2/ipv4, invalid_additional_addresses: [port_out_of_range]}
 
 func (r *reader) xds(n *yaml.Node, p string) (Action, error) {
 	f, err := r.fields(n, p, "version", "listeners", "route_configs", "clusters", "endpoints")
@@ -366,7 +367,7 @@ func (r *reader) locality(n *yaml.Node, p string) (XDSLocality, error) {
 	}
 	l.Weight = uint32(w)
 	err = r.list(f, p, "endpoints", func(it *yaml.Node, ep string) error {
-		g, err := r.fields(it, ep, "addr", "additional_addresses", "health", "weight")
+		g, err := r.fields(it, ep, "addr", "additional_addresses", "invalid_additional_addresses", "health", "weight")
 		if err != nil {
 			return err
 		}
@@ -382,6 +383,9 @@ func (r *reader) locality(n *yaml.Node, p string) (XDSLocality, error) {
 		}
 		for _, a := range more {
 			e.AdditionalAddrs = append(e.AdditionalAddrs, Addr(a))
+		}
+		if e.InvalidAdditionalAddrs, err = r.strList(g, ep, "invalid_additional_addresses"); err != nil {
+			return err
 		}
 		w, err := r.optUint(g, ep, "weight", 32)
 		e.Weight = uint32(w)

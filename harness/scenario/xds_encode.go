@@ -136,6 +136,9 @@ func loadAssignmentNode(la XDSLoadAssignment) *yaml.Node {
 							}
 							em.add("additional_addresses", flowStrs(more))
 						}
+						if len(e.InvalidAdditionalAddrs) > 0 {
+							em.add("invalid_additional_addresses", flowStrs(e.InvalidAdditionalAddrs))
+						}
 						em.str("health", e.Health)
 						em.uint("weight", uint64(e.Weight))
 						es.Content = append(es.Content, em.node())

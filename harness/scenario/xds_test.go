@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -28,7 +29,7 @@ func xdsValid() XDSResources {
 		Endpoints: []XDSLoadAssignment{{Cluster: "c1", Priorities: []XDSPriority{
 			{Localities: []XDSLocality{{Name: "z1", Weight: 2, Endpoints: []XDSEndpoint{
 				{Addr: "b1/ipv6", AdditionalAddrs: []Addr{"b1/ipv4"}, Health: HealthDraining, Weight: 5},
-				{Addr: "b2/ipv4"},
+				{Addr: "b2/ipv4", InvalidAdditionalAddrs: InvalidAddrForms()},
 			}}}},
 			{}, // an empty priority keeps its place
 			{Localities: []XDSLocality{{Name: "z2"}}},
@@ -120,6 +121,8 @@ func TestXDS_ValidateProblems(t *testing.T) {
 		{"undefined backend", ep(func(e *XDSEndpoint) { e.Addr = "b9/ipv4" }), epp + ".addr"},
 		{"additional address family", ep(func(e *XDSEndpoint) { e.AdditionalAddrs = []Addr{"b2/ipv6"} }), epp + ".additional_addresses[0]"},
 		{"unknown health", ep(func(e *XDSEndpoint) { e.Health = "SERVING" }), epp + ".health"},
+		{"unknown invalid address form", ep(func(e *XDSEndpoint) { e.InvalidAdditionalAddrs = []string{"unset", "pipe"} }),
+			epp + ".invalid_additional_addresses[1]"},
 	}
 	cases[1].b.s.Client.Listener, cases[1].field = "l", "client.listener"
 	for _, c := range cases {
@@ -135,5 +138,43 @@ func TestXDS_ValidateProblems(t *testing.T) {
 	// references are valid scenarios (NACK and does-not-exist cases).
 	if _, err := with(func(x *XDSResources) { x.RouteConfigs[0].Cluster = "nowhere" }).Build(); err != nil {
 		t.Errorf("dangling reference refused: %v", err)
+	}
+}
+
+// TestXDS_InvalidAdditionalAddressesYAML verifies the YAML form of A61's
+// NACK cases: a list of form names, read in order; an unknown form is
+// refused on its line, naming its field.
+func TestXDS_InvalidAdditionalAddressesYAML(t *testing.T) {
+	doc := func(forms string) []byte {
+		return []byte(`name: x
+backends: [{name: b1, stack: ipv4}]
+client: {target: xds, listener: svc}
+steps:
+  - at: 0s
+    xds:
+      endpoints:
+        - cluster: c1
+          priorities:
+            - localities:
+                - name: z1
+                  endpoints:
+                    - addr: b1/ipv4
+                      invalid_additional_addresses: ` + forms + `
+end: 1s
+`)
+	}
+	s, err := Decode("x.yaml", doc("[not_ip, unset]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Steps[0].Action.(XDSResources).Endpoints[0].Priorities[0].Localities[0].Endpoints[0]
+	if want := []string{InvalidAddrNotIP, InvalidAddrUnset}; !slices.Equal(e.InvalidAdditionalAddrs, want) {
+		t.Errorf("forms = %v, want %v", e.InvalidAdditionalAddrs, want)
+	}
+	_, err = Decode("x.yaml", doc("[unset, pipe]"))
+	var ve *Error
+	const field = "steps[0].xds.endpoints[0].priorities[0].localities[0].endpoints[0].invalid_additional_addresses[1]"
+	if !errors.As(err, &ve) || ve.Line != 14 || ve.Field != field {
+		t.Errorf("Decode(unknown form) = %v, want an *Error on line 14, %s", err, field)
 	}
 }

@@ -171,20 +171,34 @@ func (v *validator) loadAssignment(p string, la XDSLoadAssignment, names map[str
 			}
 			localities[l.Name] = true
 			for k, e := range l.Endpoints {
-				ep := fmt.Sprintf("%s.endpoints[%d]", lp, k)
-				if err := v.addr(ep+".addr", e.Addr); err != nil {
+				if err := v.xdsEndpoint(fmt.Sprintf("%s.endpoints[%d]", lp, k), e); err != nil {
 					return err
-				}
-				for m, a := range e.AdditionalAddrs {
-					if err := v.addr(fmt.Sprintf("%s.additional_addresses[%d]", ep, m), a); err != nil {
-						return err
-					}
-				}
-				if e.Health != "" && !slices.Contains(HealthStatuses(), e.Health) {
-					return fieldErr(ep+".health", "unknown health status %q (want one of %s)", e.Health, strings.Join(HealthStatuses(), ", "))
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// xdsEndpoint checks an endpoint's addresses (symbolic ones must exist;
+// invalid ones must name a known form) and its health status.
+func (v *validator) xdsEndpoint(p string, e XDSEndpoint) error {
+	if err := v.addr(p+".addr", e.Addr); err != nil {
+		return err
+	}
+	for m, a := range e.AdditionalAddrs {
+		if err := v.addr(fmt.Sprintf("%s.additional_addresses[%d]", p, m), a); err != nil {
+			return err
+		}
+	}
+	for m, f := range e.InvalidAdditionalAddrs {
+		if !slices.Contains(InvalidAddrForms(), f) {
+			return fieldErr(fmt.Sprintf("%s.invalid_additional_addresses[%d]", p, m),
+				"unknown form %q (want one of %s)", f, strings.Join(InvalidAddrForms(), ", "))
+		}
+	}
+	if e.Health != "" && !slices.Contains(HealthStatuses(), e.Health) {
+		return fieldErr(p+".health", "unknown health status %q (want one of %s)", e.Health, strings.Join(HealthStatuses(), ", "))
 	}
 	return nil
 }

@@ -4,8 +4,8 @@
 //
 // It builds what the model says, invalid resources included (an
 // idle_timeout out of range, an upstream_config of another type, an empty
-// aggregate cluster, a gap in priorities): those are the scenarios' NACK
-// cases. Addresses become concrete through the runner's AddrFunc
+// aggregate cluster, a gap in priorities, invalid additional addresses):
+// those are the scenarios' NACK cases. Addresses become concrete through the runner's AddrFunc
 // (harness/runner.AddrOf), the one every runner uses.
 package xdsres
 
@@ -296,13 +296,9 @@ func LoadAssignment(s *scenario.Scenario, la scenario.XDSLoadAssignment, addrOf 
 				if err != nil {
 					return nil, fmt.Errorf("xdsres: load assignment %q: %w", la.Cluster, err)
 				}
-				ep := &endpoint.Endpoint{Address: addr}
-				for _, a := range e.AdditionalAddrs {
-					more, err := socketAddr(s, a, addrOf)
-					if err != nil {
-						return nil, fmt.Errorf("xdsres: load assignment %q: %w", la.Cluster, err)
-					}
-					ep.AdditionalAddresses = append(ep.AdditionalAddresses, &endpoint.Endpoint_AdditionalAddress{Address: more})
+				ep, err := endpointOf(s, e, addr, addrOf)
+				if err != nil {
+					return nil, fmt.Errorf("xdsres: load assignment %q: %w", la.Cluster, err)
 				}
 				lbe := &endpoint.LbEndpoint{HostIdentifier: &endpoint.LbEndpoint_Endpoint{Endpoint: ep}}
 				if e.Health != "" {
@@ -321,6 +317,54 @@ func LoadAssignment(s *scenario.Scenario, la scenario.XDSLoadAssignment, addrOf 
 		}
 	}
 	return out, nil
+}
+
+// endpointOf is e's Endpoint: its address, then its additional addresses,
+// the valid ones first and the invalid forms after them.
+func endpointOf(s *scenario.Scenario, e scenario.XDSEndpoint, addr *core.Address, addrOf scenario.AddrFunc) (*endpoint.Endpoint, error) {
+	ep := &endpoint.Endpoint{Address: addr}
+	for _, a := range e.AdditionalAddrs {
+		more, err := socketAddr(s, a, addrOf)
+		if err != nil {
+			return nil, err
+		}
+		ep.AdditionalAddresses = append(ep.AdditionalAddresses, &endpoint.Endpoint_AdditionalAddress{Address: more})
+	}
+	for _, f := range e.InvalidAdditionalAddrs {
+		bad, err := invalidAddr(f, e.Addr, addr.GetSocketAddress())
+		if err != nil {
+			return nil, err
+		}
+		ep.AdditionalAddresses = append(ep.AdditionalAddresses, bad)
+	}
+	return ep, nil
+}
+
+// invalidAddr is an additional_addresses entry of the invalid form f
+// (scenario.InvalidAddr…), on the host and port of the endpoint's own
+// address own, whose symbolic form is a: A61's NACK cases, built as
+// written (proto encoding checks none of them; gRPC must).
+func invalidAddr(f string, a scenario.Addr, own *core.SocketAddress) (*endpoint.Endpoint_AdditionalAddress, error) {
+	sock := func(sa *core.SocketAddress) *endpoint.Endpoint_AdditionalAddress {
+		return &endpoint.Endpoint_AdditionalAddress{Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: sa}}}
+	}
+	port := &core.SocketAddress_PortValue{PortValue: own.GetPortValue()}
+	backend, _, _ := a.Split()
+	switch f {
+	case scenario.InvalidAddrUnset:
+		return &endpoint.Endpoint_AdditionalAddress{}, nil
+	case scenario.InvalidAddrNoSocket:
+		return &endpoint.Endpoint_AdditionalAddress{Address: &core.Address{Address: &core.Address_Pipe{Pipe: &core.Pipe{
+			Path: "/conform/" + backend,
+		}}}}, nil
+	case scenario.InvalidAddrNotIP:
+		return sock(&core.SocketAddress{Address: backend + ".invalid", PortSpecifier: port}), nil
+	case scenario.InvalidAddrNoPortValue:
+		return sock(&core.SocketAddress{Address: own.GetAddress(), PortSpecifier: &core.SocketAddress_NamedPort{NamedPort: "grpc"}}), nil
+	case scenario.InvalidAddrPortRange:
+		return sock(&core.SocketAddress{Address: own.GetAddress(), PortSpecifier: &core.SocketAddress_PortValue{PortValue: 65536}}), nil
+	}
+	return nil, fmt.Errorf("%s: unknown invalid address form %q", a, f)
 }
 
 func socketAddr(s *scenario.Scenario, a scenario.Addr, addrOf scenario.AddrFunc) (*core.Address, error) {

@@ -194,6 +194,30 @@ func TestBuild_A75NACKCases(t *testing.T) {
 	}
 }
 
+// TestBuild_A61NACKCases: each invalid additional address form is sent as
+// written, after the valid additional addresses, on the endpoint's own host
+// and port.
+func TestBuild_A61NACKCases(t *testing.T) {
+	rs, _ := build(t, 5)
+	cla := rs[resource.EndpointType][0].(*endpoint.ClusterLoadAssignment)
+	sock := func(sa *core.SocketAddress) *endpoint.Endpoint_AdditionalAddress {
+		return &endpoint.Endpoint_AdditionalAddress{Address: &core.Address{Address: &core.Address_SocketAddress{SocketAddress: sa}}}
+	}
+	port := func(p uint32) *core.SocketAddress_PortValue { return &core.SocketAddress_PortValue{PortValue: p} }
+	want := []*endpoint.Endpoint_AdditionalAddress{
+		sock(&core.SocketAddress{Address: "198.19.0.1", PortSpecifier: port(50051)}),
+		{},
+		{Address: &core.Address{Address: &core.Address_Pipe{Pipe: &core.Pipe{Path: "/conform/b1"}}}},
+		sock(&core.SocketAddress{Address: "b1.invalid", PortSpecifier: port(50051)}),
+		sock(&core.SocketAddress{Address: "fd00:c0f::b:1", PortSpecifier: &core.SocketAddress_NamedPort{NamedPort: "grpc"}}),
+		sock(&core.SocketAddress{Address: "fd00:c0f::b:1", PortSpecifier: port(65536)}),
+	}
+	got := cla.GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAdditionalAddresses()
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("additional_addresses (-want +got):\n%s", diff)
+	}
+}
+
 // TestVersion_NumbersStepsWithoutOne verifies a step's own version wins.
 func TestVersion_NumbersStepsWithoutOne(t *testing.T) {
 	if Version(scenario.XDSResources{}, 3) != "3" || Version(scenario.XDSResources{Version: "x"}, 3) != "x" {

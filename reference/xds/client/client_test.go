@@ -175,6 +175,7 @@ func TestClient_AdditionalAddresses(t *testing.T) {
 		{"address unset", nil, "additional_addresses[0].address is unset"},
 		{"no socket address", &corev3.Address{}, "additional_addresses[0].address: socket_address is unset"},
 		{"empty host", sockAddr("", 443), "socket_address.address is empty"},
+		{"host name", sockAddr("b1.invalid", 443), `socket_address.address "b1.invalid" is not an IPv4 or IPv6 address`},
 		{"port above 65535", sockAddr("198.18.0.12", 70000), "port_value 70000 is above 65535"},
 		{"named port", &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
 			Address: "198.18.0.12", PortSpecifier: &corev3.SocketAddress_NamedPort{NamedPort: "https"}}}}, "port_value is unset"},

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -215,8 +216,9 @@ func endpoint(lb *endpointv3.LbEndpoint) (*Endpoint, error) {
 	return e, nil
 }
 
-// socketAddress validates an Address that must be a socket address with an
-// address and a port_value, and returns it as "host:port".
+// socketAddress validates an endpoint's Address (A27, ClusterLoadAssignment
+// Proto: a socket_address whose address is an IPv4 or IPv6 address, with a
+// port_value) and returns it as "host:port".
 func socketAddress(a *corev3.Address) (string, error) {
 	if a == nil {
 		return "", errors.New("unset")
@@ -227,6 +229,9 @@ func socketAddress(a *corev3.Address) (string, error) {
 	}
 	if sa.GetAddress() == "" {
 		return "", errors.New("socket_address.address is empty")
+	}
+	if _, err := netip.ParseAddr(sa.GetAddress()); err != nil {
+		return "", fmt.Errorf("socket_address.address %q is not an IPv4 or IPv6 address", sa.GetAddress())
 	}
 	pv, ok := sa.GetPortSpecifier().(*corev3.SocketAddress_PortValue)
 	if !ok {
