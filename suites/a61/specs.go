@@ -24,7 +24,7 @@ const labSlack = 50 * time.Millisecond
 
 // Specs are the A61 specs, in document order.
 func Specs() []spec.Spec {
-	return []spec.Spec{
+	specs := []spec.Spec{
 		// Happy Eyeballs in the pick_first LB Policy
 		heDroppedIPv6(), heRefusedIPv6(), heThreeDropped(),
 		heDelayClamp("he-delay-clamp-low", "30ms", 100*time.Millisecond),
@@ -50,6 +50,8 @@ func Specs() []spec.Spec {
 		// Changes to Logical DNS Clusters
 		xdsLogicalDNSOneEndpoint(),
 	}
+	// Support Multiple Addresses Per Endpoint in xDS: the NACK cases
+	return append(specs, xdsAddrNACKSpecs()...)
 }
 
 // synAgreement compares the connection attempts, address by address.

@@ -1,0 +1,225 @@
+package a61
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// A61, Support Multiple Addresses Per Endpoint in xDS: an additional_addresses
+// entry without an address rejects the EDS resource, and the address of one
+// is validated exactly like Endpoint.address (whose rules are A27's,
+// ClusterLoadAssignment Proto: a socket_address holding an IPv4 or IPv6
+// address and a port_value, unique in the cluster). One spec per case,
+// table-driven: a valid first version (round_robin over e1 = b1, e2 = b2)
+// serves four RPCs; the second drops e2 and gives e1 the case's additional
+// address. The EDS resource is NACKed with a detail naming the problem, and
+// the first version keeps serving (had the second been taken, every RPC
+// would go to b1).
+
+// addrNACKCase is one case of the rule.
+type addrNACKCase struct {
+	name, describe string
+	// invalid is the form of e1's bad additional address (a
+	// scenario.InvalidAddr… constant); dup, when set instead, is a valid
+	// additional address repeating one the resource already has.
+	invalid string
+	dup     scenario.Addr
+	req     string // the requirement the case checks
+}
+
+// The requirements of the rule.
+const (
+	reqAddrUnset     = "A61-XDS-ADDITIONAL-ADDRESS-UNSET"
+	reqAddrValidated = "A61-XDS-ADDITIONAL-ADDRESS-VALIDATED"
+)
+
+var addrNACKCases = []addrNACKCase{
+	{name: "xds-additional-address-unset", describe: "an additional_addresses entry without an address",
+		invalid: scenario.InvalidAddrUnset, req: reqAddrUnset},
+	{name: "xds-additional-address-pipe", describe: "an additional address that is a pipe, not a socket_address",
+		invalid: scenario.InvalidAddrNoSocket, req: reqAddrValidated},
+	{name: "xds-additional-address-host-name", describe: "an additional address holding a host name, not an IP address",
+		invalid: scenario.InvalidAddrNotIP, req: reqAddrValidated},
+	{name: "xds-additional-address-named-port", describe: "an additional address with a named_port, not a port_value",
+		invalid: scenario.InvalidAddrNoPortValue, req: reqAddrValidated},
+	{name: "xds-additional-address-port-range", describe: "an additional address with port_value 65536",
+		invalid: scenario.InvalidAddrPortRange, req: reqAddrValidated},
+	{name: "xds-additional-address-duplicate", describe: "an additional address repeating the endpoint's own (b1/ipv4)",
+		dup: "b1/ipv4", req: reqAddrValidated},
+}
+
+// xdsAddrNACKSpecs are the specs of addrNACKCases.
+func xdsAddrNACKSpecs() []spec.Spec {
+	out := make([]spec.Spec, 0, len(addrNACKCases))
+	for _, c := range addrNACKCases {
+		out = append(out, xdsAddrNACK(c))
+	}
+	return out
+}
+
+// badEndpoint is e1 of the case's rejected version: b1/ipv4 with the
+// case's additional address.
+func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
+	e := scenario.XDSEndpoint{Addr: "b1/ipv4"}
+	if c.dup != "" {
+		e.AdditionalAddrs = []scenario.Addr{c.dup}
+	} else {
+		e.InvalidAdditionalAddrs = []string{c.invalid}
+	}
+	return e
+}
+
+// problem is what the NACK's error detail must name: the field, or for a
+// duplicate the address given twice.
+func (c addrNACKCase) problem(tr *trace.Trace) string {
+	if c.dup != "" {
+		return spec.Addr(tr, c.dup)
+	}
+	return "additional address"
+}
+
+// xdsAddrNACK: EDS version 1 (round_robin: e1 = b1, e2 = b2), four RPCs
+// at 1 s; at 2 s version 2, e1 alone with the case's additional address;
+// four RPCs at 3 s.
+func xdsAddrNACK(c addrNACKCase) spec.Spec {
+	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	cluster := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}
+	b := scenario.New(c.name).
+		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with " +
+			c.describe + "; four RPCs at 3 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, xdsResources(cluster, oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4"}, scenario.XDSEndpoint{Addr: "b2/ipv4"})))
+	sendRPCs(b, time.Second, first)
+	b.At(2*time.Second, xdsResources(cluster, oneLocality("eds1", c.badEndpoint())))
+	sendRPCs(b, 3*time.Second, second)
+	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionXDSAddrs,
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Agreement: xdsAgreement(s),
+		Checks: []spec.Check{
+			{Requirement: c.req, Assert: func(g gomega.Gomega, tr *trace.Trace) { expectEDSNACK(g, tr, c) }},
+			{Requirement: c.req, Assert: func(g gomega.Gomega, tr *trace.Trace) { expectFirstVersionServes(g, tr, first, second) }},
+		},
+	}
+}
+
+// expectEDSNACK checks that version 1 of the EDS resource was ACKed and
+// version 2 NACKed once, the NACK keeping version 1 and its error detail
+// naming the case's problem.
+func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
+	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
+	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
+	g.Expect(nacks).To(gomega.HaveLen(1), "the EDS resource with %s should be NACKed, once:\n%s", c.describe, render(xdsAll(tr)))
+	n := nacks[0]
+	g.Expect(n.Version).To(gomega.Equal("1"), "the NACK should carry the last version accepted")
+	want := c.problem(tr)
+	g.Expect(plain(n.Err)).To(gomega.ContainSubstring(plain(want)), "the NACK's error detail should name the problem (%q): %q", want, n.Err)
+	g.Expect(acked(tr, typeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
+}
+
+// expectFirstVersionServes checks that the RPCs before and after the NACK
+// were both spread over b1 and b2 by the first version's round_robin, and
+// that no resolver update after the NACK changed the endpoints.
+func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []string) {
+	for _, ids := range [][]string{first, second} {
+		got := make([]string, len(ids))
+		for i, id := range ids {
+			got[i] = servedBy(g, tr, id)
+		}
+		g.Expect(got).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+			"the first version's round_robin over b1 and b2 should serve %v (the rejected version has b1 alone)", ids)
+	}
+	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
+	g.Expect(nacks).NotTo(gomega.BeEmpty())
+	v1 := [][]string{addrs(tr, "b1/ipv4"), addrs(tr, "b2/ipv4")}
+	later := trace.Select(updates(tr), func(e trace.Event) bool {
+		return e.T >= nacks[0].T && !slices.EqualFunc(e.Endpoints, v1, slices.Equal)
+	})
+	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:\n%s", render(later))
+}
+
+// plain is s in lower case with underscores as spaces, so that a detail
+// naming "additional_addresses[0]" and one saying "additional address" both
+// name the field.
+func plain(s string) string {
+	return strings.ReplaceAll(strings.ToLower(s), "_", " ")
+}
+
+// oneLocality is cluster's load assignment: one priority, one locality
+// "z1" holding eps.
+func oneLocality(cluster string, eps ...scenario.XDSEndpoint) scenario.XDSLoadAssignment {
+	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+		{Name: "z1", Weight: 1, Endpoints: eps},
+	}}}}
+}
+
+// rpcIDs are prefix1 … prefixN.
+func rpcIDs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + string(rune('1'+i))
+	}
+	return out
+}
+
+// sendRPCs sends the RPCs ids one every 10 ms from at, each wait_for_ready
+// with a deadline of 5 s.
+func sendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) {
+	for i, id := range ids {
+		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
+		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
+	}
+}
+
+// The xDS resource types, as xds-request events name them.
+const typeEDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+
+// xdsRequests are tr's xds-request events for typeURL of kind xds
+// (trace.XDSACK, trace.XDSNACK, trace.XDSSubscribe), in time order.
+func xdsRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
+		return e.TypeURL == typeURL && e.XDS == xds
+	})
+}
+
+// acked reports whether the client ACKed version v of typeURL.
+func acked(tr *trace.Trace, typeURL, v string) bool {
+	return slices.ContainsFunc(xdsRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
+}
+
+// xdsAll is every xds-request of tr.
+func xdsAll(tr *trace.Trace) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
+}
+
+// xdsAgreement compares what both modes see of an xDS run: the client's
+// xDS requests, the LB configs the resolver pushed, the subchannels made
+// and who answered each RPC, within labSlack. Left out: subchannel
+// shutdowns (the lab closes the channel at the end) and resolver updates
+// (the lab records every push of the resolver).
+func xdsAgreement(s *scenario.Scenario) *compare.Options {
+	end := s.End
+	return &compare.Options{
+		Select: []trace.Pred{
+			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
+			func(e trace.Event) bool { return e.T < end },
+		},
+		Ignore:    []string{"peer"},
+		Tolerance: labSlack,
+	}
+}
