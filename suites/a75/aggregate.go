@@ -68,6 +68,35 @@ func aggregateEDSThenDNS() spec.Spec {
 						"cluster %s's subtree should have its own xds_override_host: %s", c, leaf)
 				}
 			}, Needs: needsTree},
+			{Requirement: "A75-NO-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// A75, Temporary environment variable protection: no switch
+				// turns the new behaviour on. With none set, the underlying
+				// cluster's policy balances (the old tree would run the
+				// aggregate's pick_first over the concatenated priorities)
+				// and the aggregate fails over cluster by cluster.
+				expectNoEnv(g, tr)
+				g.Expect(servedAll(g, tr, before...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+					"with no variable set, eds1's round_robin should spread the RPCs (not the aggregate's pick_first)")
+				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
+					"with no variable set, the aggregate should fail over to its next cluster, dns1")
+			}},
+			{Requirement: "A75-NO-ENV-GUARD", Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// With no switch set, the new tree is in force: a priority
+				// over one subtree per cluster, each with xds_override_host
+				// (A75's changed policy) above the cluster's own priority.
+				expectNoEnv(g, tr)
+				root := lastTree(g, tr)
+				g.Expect(root.is("priority")).To(gomega.BeTrue(), "with no variable set, the aggregate should be a priority policy at the root: %s", root)
+				g.Expect(root.priorities()).To(gomega.Equal([]string{"eds1", "dns1"}), "one child per underlying cluster")
+				for _, c := range root.priorities() {
+					oh := root.child(g, c).find(func(n node) bool { return n.is("xds_override_host") })
+					g.Expect(oh).To(gomega.HaveLen(1), "cluster %s should have one xds_override_host: %s", c, root)
+					prio := oh[0].children()
+					g.Expect(prio).To(gomega.HaveLen(1))
+					g.Expect(prio[0].is("priority")).To(gomega.BeTrue(),
+						"with no variable set, %s's xds_override_host should sit above the priority choosing among its priorities: %s", c, oh[0])
+				}
+			}},
 			{Requirement: "A75-AGG-PER-CLUSTER-POLICIES-ABOVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				root := lastTree(g, tr)
 				for _, c := range root.priorities() {

@@ -4,9 +4,12 @@
 // the management server, whose resources follow the scenario's xds steps.
 //
 // Files by section: aggregate.go (Aggregate Cluster Changes; Rationale:
-// nested aggregates), idletimeout.go (Reading the idle_timeout field in
-// CDS), session.go (Stateful Session Affinity Changes; Changes in
-// xds_override_host LB Policy).
+// nested aggregates), backcompat.go (Aggregate Cluster Changes: the
+// GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT switch), outlier.go
+// (Aggregate Cluster Changes: outlier detection across priorities),
+// idletimeout.go (Reading the idle_timeout field in CDS), session.go
+// (Stateful Session Affinity Changes; Changes in xds_override_host LB
+// Policy).
 package a75
 
 import (
@@ -72,6 +75,8 @@ func Specs() []spec.Spec {
 		aggregateEDSThenDNS(),
 		aggregateLBPolicyIgnored(),
 		aggregateNestedFlattened(),
+		aggregateBackwardCompat(),
+		odAcrossPriorities(),
 		sessionFollowsEndpointAcrossPriorities(),
 		sessionPickerBranches(),
 	}
