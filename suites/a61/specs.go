@@ -47,6 +47,8 @@ func Specs() []spec.Spec {
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
 		xdsODPerEndpoint(),
+		xdsODEjectAllAddresses(),
+		xdsODKeysAddressesOnly(),
 		// Changes to Logical DNS Clusters
 		xdsLogicalDNSOneEndpoint(),
 	}

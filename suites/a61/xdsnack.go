@@ -94,8 +94,8 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
 	cluster := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}
 	b := scenario.New(c.name).
-		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with " +
-			c.describe + "; four RPCs at 3 s").
+		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with "+
+			c.describe+"; four RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS("svc.conform").
@@ -163,8 +163,14 @@ func plain(s string) string {
 // oneLocality is cluster's load assignment: one priority, one locality
 // "z1" holding eps.
 func oneLocality(cluster string, eps ...scenario.XDSEndpoint) scenario.XDSLoadAssignment {
+	return localityNamed(cluster, "z1", eps...)
+}
+
+// localityNamed is cluster's load assignment: one priority, one locality
+// of sub_zone zone (weight 1) holding eps.
+func localityNamed(cluster, zone string, eps ...scenario.XDSEndpoint) scenario.XDSLoadAssignment {
 	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
-		{Name: "z1", Weight: 1, Endpoints: eps},
+		{Name: zone, Weight: 1, Endpoints: eps},
 	}}}}
 }
 
