@@ -53,6 +53,7 @@ func Specs() []spec.Spec {
 		shuffleRandomizesEndpoints(),
 		shuffleOnUpdateOnly(),
 		xdsPickFirstLocalities(),
+		xdsPickFirstShuffle(),
 	}
 }
 

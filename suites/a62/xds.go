@@ -1,6 +1,7 @@
 package a62
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -69,4 +70,88 @@ func xdsPickFirstLocalities() spec.Spec {
 			}},
 		},
 	}
+}
+
+// xdsShuffleSeed is a seed for which the simulator's shuffle of
+// shuffleEndpoints, given through xDS, moves the first endpoint away from
+// the head.
+const xdsShuffleSeed = shuffleSeed
+
+// xdsPickFirstShuffle: an EDS cluster whose PickFirst extension sets
+// shuffle_address_list (A62, pick_first via xDS: the config message
+// carries the shuffle knob, so that clients handed the same EDS resource
+// spread over its endpoints), over shuffleEndpoints in one locality, two
+// of them with an additional address (A61), every backend refusing. The
+// Cluster is accepted, and the one pass pick_first makes tries the
+// endpoints in a shuffled order, whole: for the seed the order differs
+// from the resource's, and the addresses inside an endpoint keep theirs.
+//
+// Simulator only, like shuffleRandomizesEndpoints: the order is the seed's.
+func xdsPickFirstShuffle() spec.Spec {
+	eps := shuffleEndpoints
+	b := scenario.New("xds-pick-first-shuffle").
+		Describe("xDS cluster eds1 with PickFirst, shuffle_address_list true: one locality of six endpoints (two with an additional address), every one refusing").
+		XDS("svc.conform")
+	var xeps []scenario.XDSEndpoint
+	for _, ep := range eps {
+		xeps = append(xeps, scenario.XDSEndpoint{Addr: ep.Addrs[0], AdditionalAddrs: ep.Addrs[1:]})
+	}
+	for i := 1; i <= 8; i++ {
+		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
+		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
+	}
+	s := b.At(0, scenario.XDSResources{
+		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
+		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
+		Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
+		Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+			{Name: "z1", Weight: 1, Endpoints: xeps},
+		}}}}},
+	}).
+		After(scenario.On("balancer-state").WithState(tf), scenario.Finish()).
+		End(2 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionXDS,
+		Labels:   []string{spec.LabelXDS},
+		Scenario: s,
+		Modes:    []trace.Mode{spec.Sim},
+		Seed:     xdsShuffleSeed,
+		Checks: []spec.Check{
+			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectClusterACKed(g, tr)
+			}},
+			{Requirement: "A62-XDS-SHUFFLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectClusterACKed(g, tr)
+				expectShuffledWhole(g, tr, eps)
+			}},
+			{Requirement: "A62-SHUFFLE-RANDOM", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectShuffledWhole(g, tr, eps)
+			}},
+		},
+	}
+}
+
+// expectClusterACKed checks that every answer to the Cluster was an ACK:
+// a Cluster with the PickFirst extension is accepted.
+func expectClusterACKed(g gomega.Gomega, tr *trace.Trace) {
+	cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
+		return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
+	})
+	g.ExpectWithOffset(1, cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
+	for _, e := range cds {
+		g.ExpectWithOffset(1, e.XDS).To(gomega.Equal(trace.XDSACK), "a Cluster with the PickFirst extension should be accepted: %s", e.Err)
+	}
+}
+
+// expectShuffledWhole checks that the first pass tried every address of
+// eps once, as whole endpoints each keeping its addresses' order, in an
+// order other than the one given (for the spec's seed).
+func expectShuffledWhole(g gomega.Gomega, tr *trace.Trace, eps []scenario.Endpoint) {
+	got := attemptAddrs(firstPass(tr))
+	g.ExpectWithOffset(1, got).To(gomega.ConsistOf(flat(tr, eps)), "one pass should try every address of the EDS resource once")
+	g.ExpectWithOffset(1, endpointOrder(tr, eps, got)).NotTo(gomega.BeNil(),
+		"the attempts %v should be whole endpoints, each keeping its addresses' order", got)
+	g.ExpectWithOffset(1, got).NotTo(gomega.Equal(flat(tr, eps)),
+		"with shuffle_address_list true, for seed %d the order should differ from the EDS resource's", tr.Header.Seed)
 }
