@@ -79,6 +79,7 @@ func Specs() []spec.Spec {
 		odAcrossPriorities(),
 		sessionFollowsEndpointAcrossPriorities(),
 		sessionPickerBranches(),
+		overrideLastUsedTime(),
 	}
 	return append(specs, idleTimeoutSpecs()...)
 }
