@@ -49,6 +49,8 @@ func Specs() []spec.Spec {
 		xdsODPerEndpoint(),
 		xdsODEjectAllAddresses(),
 		xdsODKeysAddressesOnly(),
+		// Changes to Stateful Session Affinity
+		xdsSessionAddressLists(),
 		// Changes to Logical DNS Clusters
 		xdsLogicalDNSOneEndpoint(),
 	}
