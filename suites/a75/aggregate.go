@@ -117,7 +117,10 @@ func aggregateEDSThenDNS() spec.Spec {
 // aggregateLBPolicyIgnored: an aggregate over one EDS cluster
 // (round_robin over b1 and b2). The aggregate names pick_first, then
 // ring_hash; four RPCs after each version are spread over b1 and b2 the
-// same way, and the EDS cluster's subtree is unchanged.
+// same way, and the EDS cluster's subtree is unchanged. pick_first through
+// xDS is switched on (GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG, A62's guard),
+// so that a client still behind the guard does not NACK the aggregate for
+// naming it.
 func aggregateLBPolicyIgnored() spec.Spec {
 	v1, v2 := rpcIDs("r", 4), rpcIDs("s", 4)
 	res := func(lb string) scenario.XDSResources {
@@ -131,6 +134,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS(listener).
+		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, res(scenario.XDSPickFirst))
 	rpcs(b, time.Second, v1)
 	b.At(2*time.Second, res(scenario.XDSRingHash))
@@ -164,7 +168,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 				root := parseTree(g, cs[0].Detail)
 				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.HaveEach(gomega.HaveSuffix("round_robin")),
 					"eds1's localities should use eds1's round_robin: %s", root)
-			}},
+			}, Needs: needsTree},
 		},
 	}
 }

@@ -19,7 +19,8 @@ import (
 // (A75-AGG-BACKCOMPAT-UNDERLYING). One scenario serves both: the
 // reference follows the latest wording, which satisfies the seed's.
 
-// aggregateBackwardCompat: with the switch set, an aggregate naming
+// aggregateBackwardCompat: with the switch set (and pick_first through xDS
+// switched on: GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG), an aggregate naming
 // pick_first over eds1 (round_robin: b1, b2) and eds2 (round_robin: b3,
 // b4). Four RPCs at 1 s all reach b1: eds1 runs the aggregate's pick_first
 // (its own round_robin would alternate b1 and b2). b1 and b2 stop at 2 s;
@@ -37,6 +38,7 @@ func aggregateBackwardCompat() spec.Spec {
 		Backend("b4", scenario.V4Only).
 		XDS(listener).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
+		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate's pick_first, past A62's guard
 		At(0, resources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "eds2"),
 			eds("eds1", scenario.XDSRoundRobin),
