@@ -44,24 +44,15 @@ func (b *Backend) Index() int { return b.index }
 // Addrs are the addresses the backend listens on, IPv4 first.
 func (b *Backend) Addrs() []netip.AddrPort { return append([]netip.AddrPort(nil), b.addrs...) }
 
-func newBackend(bc BackendConfig, index, port int, ns netns.NsHandle, rec *recorder) (*Backend, error) {
+// newBackend makes the backend of namespace ns, listening on addrs (once
+// served). Its firewall is made with the first fault that needs it.
+func newBackend(bc BackendConfig, index int, ns netns.NsHandle, addrs []netip.AddrPort, rec *recorder) *Backend {
 	b := &Backend{
-		name: bc.Name, index: index, ns: ns, rec: rec,
+		name: bc.Name, index: index, ns: ns, rec: rec, addrs: addrs,
 		faults:    make(map[netip.AddrPort]Fault),
 		listeners: make(map[netip.AddrPort]net.Listener),
 		conns:     make(map[netip.AddrPort]map[net.Conn]struct{}),
 	}
-	if bc.Families.HasIPv4() {
-		b.addrs = append(b.addrs, netip.AddrPortFrom(BackendAddr(index, false), uint16(port)))
-	}
-	if bc.Families.HasIPv6() {
-		b.addrs = append(b.addrs, netip.AddrPortFrom(BackendAddr(index, true), uint16(port)))
-	}
-	fw, err := newFirewall(int(ns))
-	if err != nil {
-		return nil, err
-	}
-	b.fw = fw
 	b.srv = grpc.NewServer(
 		grpc.ForceServerCodec(RawCodec{}),
 		grpc.UnaryInterceptor(b.unaryInterceptor),
@@ -70,19 +61,17 @@ func newBackend(bc BackendConfig, index, port int, ns netns.NsHandle, rec *recor
 	b.health = health.NewServer()
 	healthpb.RegisterHealthServer(b.srv, b.health)
 	b.srv.RegisterService(&nameService, b)
-	return b, nil
+	return b
 }
 
-// start opens every address's listener.
-func (b *Backend) start() error {
+// serve serves lns, listeners opened inside the backend's namespace on its
+// addresses, in the same order.
+func (b *Backend) serve(lns []net.Listener) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for _, ap := range b.addrs {
-		if err := b.listenLocked(ap); err != nil {
-			return err
-		}
+	for i, lis := range lns {
+		b.serveLocked(b.addrs[i], lis)
 	}
-	return nil
 }
 
 // listenLocked opens ap's listener inside the backend's namespace (a
@@ -99,6 +88,11 @@ func (b *Backend) listenLocked(ap netip.AddrPort) error {
 	if err != nil {
 		return fmt.Errorf("netlab: backend %s: listen on %s: %w", b.name, ap, err)
 	}
+	b.serveLocked(ap, lis)
+	return nil
+}
+
+func (b *Backend) serveLocked(ap netip.AddrPort, lis net.Listener) {
 	ol := &observedListener{Listener: lis, b: b, addr: ap}
 	b.listeners[ap] = ol
 	b.serving.Add(1)
@@ -106,7 +100,6 @@ func (b *Backend) listenLocked(ap netip.AddrPort) error {
 		defer b.serving.Done()
 		_ = b.srv.Serve(ol) // returns when the listener is closed
 	}()
-	return nil
 }
 
 // unlistenLocked closes ap's listener and every live connection accepted on it.
@@ -162,11 +155,24 @@ func (b *Backend) setFault(ap netip.AddrPort, f Fault) error {
 		b.faults[ap] = f
 	}
 	if isFirewalled(old) || isFirewalled(f) {
-		if err := b.fw.apply(b.faults); err != nil {
+		if err := b.applyFirewallLocked(); err != nil {
 			return err
 		}
 	}
 	return b.reconcileLocked(ap)
+}
+
+// applyFirewallLocked puts the Drop and Reset faults in force, making the
+// firewall first if needed.
+func (b *Backend) applyFirewallLocked() error {
+	if b.fw == nil {
+		fw, err := newFirewall(int(b.ns))
+		if err != nil {
+			return err
+		}
+		b.fw = fw
+	}
+	return b.fw.apply(b.faults)
 }
 
 func isFirewalled(f Fault) bool { return f == FaultDrop || f == FaultReset }

@@ -2,14 +2,12 @@ package netlab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
 
 	"github.com/conformlab/conform/netlab/capture"
 
-	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sync/errgroup"
 )
@@ -48,19 +46,17 @@ func Start(ctx context.Context, cfg Config) (_ *Lab, err error) {
 			l.Close()
 		}
 	}()
-	if l.switchNS, err = newSwitch(); err != nil {
+	sw, err := newSwitch()
+	l.switchNS = sw.ns
+	defer sw.close()
+	if err != nil {
 		return nil, err
 	}
-	if err := l.plugAll(ctx); err != nil {
+	if err := l.plugAll(ctx, sw); err != nil {
 		return nil, err
 	}
 	if cfg.Capture {
 		if err := l.startCapture(); err != nil {
-			return nil, err
-		}
-	}
-	for _, b := range l.backends {
-		if err := b.start(); err != nil {
 			return nil, err
 		}
 	}
@@ -99,70 +95,70 @@ func (l *Lab) Attempts() []capture.Attempt {
 	return l.capture.Attempts()
 }
 
-// plugAll creates every client and backend host, several at a time.
-func (l *Lab) plugAll(ctx context.Context) error {
-	hosts := make([]*host, 0, l.cfg.Clients+len(l.cfg.Backends))
+// plugAll creates every client and backend host, several at a time, waits
+// until their links are up, and starts the backends' servers.
+func (l *Lab) plugAll(ctx context.Context, sw *switchNS) error {
+	clients, backends := l.hosts()
+	defer closeHandles(clients)
+	defer closeHandles(backends)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plugParallelism)
+	for _, hosts := range [][2][]*host{{clients, backends}, {backends, clients}} {
+		for _, hst := range hosts[0] {
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				return plug(sw, hst, hosts[1])
+			})
+		}
+	}
+	err := g.Wait()
+	if err == nil {
+		err = waitLinksUp(ctx, sw.h, append(clients, backends...))
+	}
+	l.clients = clients
+	l.adoptBackends(backends) // even on error: their namespaces need closing
+	return err
+}
+
+// hosts derives every client and backend host from the config: names,
+// ports, MACs and addresses.
+func (l *Lab) hosts() (clients, backends []*host) {
 	for c := range l.cfg.Clients {
-		hst := &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(), mac: hostMAC(false, c),
-			v4: ClientAddr(c, false), v6: ClientAddr(c, true)}
-		l.clients = append(l.clients, hst)
-		hosts = append(hosts, hst)
+		clients = append(clients, &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(), mac: hostMAC(false, c),
+			v4: ClientAddr(c, false), v6: ClientAddr(c, true)})
 	}
 	for i, bc := range l.cfg.Backends {
 		hst := &host{name: bc.Name, port: fmt.Sprintf("b%d", i), ns: netns.None(), mac: hostMAC(true, i)}
 		if bc.Families.HasIPv4() {
 			hst.v4 = BackendAddr(i, false)
+			hst.listen = append(hst.listen, netip.AddrPortFrom(hst.v4, uint16(l.cfg.Port)))
 		}
 		if bc.Families.HasIPv6() {
 			hst.v6 = BackendAddr(i, true)
+			hst.listen = append(hst.listen, netip.AddrPortFrom(hst.v6, uint16(l.cfg.Port)))
 		}
-		hosts = append(hosts, hst)
+		backends = append(backends, hst)
 	}
-	defer closeHandles(hosts)
-	sw, err := netlink.NewHandleAt(l.switchNS)
-	if err != nil {
-		return fmt.Errorf("netlab: netlink in switch namespace: %w", err)
-	}
-	defer sw.Close()
-	br, err := sw.LinkByName(bridgeName)
-	if err != nil {
-		return fmt.Errorf("netlab: finding bridge: %w", err)
-	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(plugParallelism)
-	for _, hst := range hosts {
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
-			}
-			return plug(sw, br.Attrs().Index, hst)
-		})
-	}
-	err = g.Wait()
-	if err == nil {
-		err = l.addNeighbours(hosts[:l.cfg.Clients], hosts[l.cfg.Clients:])
-	}
-	if err == nil {
-		err = waitLinksUp(ctx, sw, hosts)
-	}
-	for i, bc := range l.cfg.Backends { // even on error: their namespaces need closing
-		hst := hosts[l.cfg.Clients+i]
+	return clients, backends
+}
+
+// adoptBackends makes a Backend of every backend host that has a namespace,
+// serving the listeners plug opened.
+func (l *Lab) adoptBackends(hosts []*host) {
+	for i, hst := range hosts {
 		if !hst.ns.IsOpen() {
 			continue
 		}
-		b, berr := newBackend(bc, i, l.cfg.Port, hst.ns, l.rec)
-		if berr != nil {
-			hst.ns.Close()
-			err = errors.Join(err, berr)
-			continue
-		}
+		b := newBackend(l.cfg.Backends[i], i, hst.ns, hst.listen, l.rec)
+		b.serve(hst.lns)
 		l.backends = append(l.backends, b)
 		l.byName[b.name] = b
 		for _, ap := range b.addrs {
 			l.byAddr[ap] = b
 		}
 	}
-	return err
 }
 
 // closeHandles closes the hosts' netlink handles once the lab is built.
@@ -173,19 +169,6 @@ func closeHandles(hosts []*host) {
 			hst.h = nil
 		}
 	}
-}
-
-// addNeighbours makes every client and backend know each other's MAC.
-func (l *Lab) addNeighbours(clients, backends []*host) error {
-	var g errgroup.Group
-	g.SetLimit(plugParallelism)
-	for _, c := range clients {
-		g.Go(func() error { return addNeighbours(c, backends) })
-	}
-	for _, b := range backends {
-		g.Go(func() error { return addNeighbours(b, clients) })
-	}
-	return g.Wait()
 }
 
 // Close removes everything the lab created: processes, servers, capture,

@@ -1,6 +1,7 @@
 package netlab
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -51,6 +52,19 @@ func callRecovering(f func() error) (err error) {
 // newNS creates an unnamed network namespace and returns a handle to it. The
 // namespace lives as long as the handle (or a socket or process inside it).
 func newNS() (netns.NsHandle, error) {
+	ns, err := inNewNS(func(netns.NsHandle) error { return nil })
+	if err != nil && ns.IsOpen() {
+		ns.Close()
+		return netns.None(), err
+	}
+	return ns, err
+}
+
+// inNewNS creates an unnamed network namespace and runs f on a throwaway OS
+// thread inside it, so that every socket f opens belongs to it; then the
+// thread switches back, as in inNS. It returns the namespace's handle even
+// when f fails (netns.None() only if creating it failed): the caller owns it.
+func inNewNS(f func(ns netns.NsHandle) error) (netns.NsHandle, error) {
 	type result struct {
 		ns  netns.NsHandle
 		err error
@@ -73,13 +87,13 @@ func newNS() (netns.NsHandle, error) {
 			res <- result{netns.None(), fmt.Errorf("netlab: creating a network namespace: %w", err)}
 			return
 		}
+		ferr := callRecovering(func() error { return f(ns) })
 		if err := netns.Set(orig); err != nil {
-			ns.Close()
-			res <- result{netns.None(), fmt.Errorf("netlab: leaving new namespace (thread discarded): %w", err)}
-			return
+			res <- result{ns, errors.Join(ferr, fmt.Errorf("netlab: leaving new namespace (thread discarded): %w", err))}
+			return // still locked: the thread dies with this goroutine
 		}
 		runtime.UnlockOSThread()
-		res <- result{ns, nil}
+		res <- result{ns, ferr}
 	}()
 	r := <-res
 	return r.ns, r.err

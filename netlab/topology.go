@@ -12,17 +12,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-const bridgeName = "br0"
+// loIndex is the loopback's interface index, in every namespace.
+const loIndex = 1
 
 // host is one namespace plugged into the switch: a client or a backend.
 type host struct {
-	name string // "client0", or the backend's name
-	port string // its veth's name in the switch namespace: "c0", "b17"
-	ns   netns.NsHandle
-	mac  net.HardwareAddr
-	h    *netlink.Handle // netlink in the host's namespace, while the lab is built
-	v4   netip.Addr      // zero when the host has no IPv4
-	v6   netip.Addr      // zero when the host has no IPv6
+	name   string // "client0", or the backend's name
+	port   string // its veth's name in the switch namespace: "c0", "b17"
+	ns     netns.NsHandle
+	mac    net.HardwareAddr
+	v4     netip.Addr       // zero when the host has no IPv4
+	v6     netip.Addr       // zero when the host has no IPv6
+	listen []netip.AddrPort // a backend's addresses, to listen on
+
+	// While the lab is built:
+	h    *netlink.Handle // netlink in the host's namespace
+	eth0 netlink.Link
+	lns  []net.Listener // open on listen, for the backend to serve
 }
 
 // hostMAC derives a host's MAC address from its role and index, like its IP
@@ -36,80 +42,65 @@ func hostMAC(backend bool, index int) net.HardwareAddr {
 	return net.HardwareAddr{0x02, 0xc0, 0xf0, role, byte(n >> 8), byte(n)}
 }
 
-// newSwitch creates the switch namespace with its bridge.
-func newSwitch() (netns.NsHandle, error) {
-	ns, err := newNS()
-	if err != nil {
-		return ns, err
-	}
-	h, err := netlink.NewHandleAt(ns)
-	if err != nil {
-		ns.Close()
-		return netns.None(), fmt.Errorf("netlab: netlink in switch namespace: %w", err)
-	}
-	defer h.Close()
-	off := false
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: bridgeName, Flags: net.FlagUp}, MulticastSnooping: &off}
-	if err := h.LinkAdd(br); err != nil {
-		ns.Close()
-		return netns.None(), fmt.Errorf("netlab: creating bridge: %w", err)
-	}
-	return ns, nil
+// plug creates hst's namespace and, on a thread inside it, connects it to
+// the switch and configures it (setUpHost). On error, the namespace (if
+// any) is in hst.ns.
+func plug(sw *switchNS, hst *host, peers []*host) error {
+	var err error
+	hst.ns, err = inNewNS(func(ns netns.NsHandle) error { return setUpHost(sw, hst, ns, peers) })
+	return err
 }
 
-// plug creates hst's namespace and connects it to the switch: a veth made
-// inside the switch namespace whose peer is placed straight into the host's
-// namespace as eth0, so nothing ever appears in the root namespace.
-// sw is a netlink handle in the switch namespace (safe for concurrent use:
-// its requests are serialized), bridge the bridge's index.
-func plug(sw *netlink.Handle, bridge int, hst *host) error {
-	ns, err := newNS()
-	if err != nil {
-		return err
+// setUpHost runs on a thread inside ns, hst's new namespace. It opens the
+// host's netlink handle (kept in hst.h until the lab is built), creates its
+// veth, brings up lo and eth0, adds its addresses and a neighbour entry for
+// every address of peers, and opens its listeners.
+func setUpHost(sw *switchNS, hst *host, ns netns.NsHandle, peers []*host) error {
+	var err error
+	if hst.h, err = netlink.NewHandle(unix.NETLINK_ROUTE); err != nil {
+		return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
 	}
-	hst.ns = ns
-	veth := &netlink.Veth{
-		LinkAttrs:        netlink.LinkAttrs{Name: hst.port, MasterIndex: bridge, Flags: net.FlagUp},
-		PeerName:         "eth0",
-		PeerHardwareAddr: hst.mac,
-		PeerNamespace:    netlink.NsFd(int(ns)),
-	}
-	if err := sw.LinkAdd(veth); err != nil {
+	if err := sw.addVeth(hst.port, ns, hst.mac); err != nil {
 		return fmt.Errorf("netlab: %s: creating veth: %w", hst.name, err)
 	}
-	return configureHost(hst)
+	if err := configureHost(hst); err != nil {
+		return fmt.Errorf("netlab: %s: %w", hst.name, err)
+	}
+	if err := addNeighbours(hst, peers); err != nil {
+		return fmt.Errorf("netlab: %s: %w", hst.name, err)
+	}
+	for _, ap := range hst.listen {
+		lis, err := net.Listen("tcp", ap.String()) // in ns: this thread is
+		if err != nil {
+			return fmt.Errorf("netlab: backend %s: listen on %s: %w", hst.name, ap, err)
+		}
+		hst.lns = append(hst.lns, lis)
+	}
+	return nil
 }
 
-// configureHost opens the host's netlink handle (kept in hst.h until the
-// lab is built), brings up lo and eth0 and adds its addresses. IPv6
+// configureHost brings up lo and eth0 and adds the host's addresses. IPv6
 // addresses skip duplicate address detection (IFA_F_NODAD): with it,
 // binding fails for ~1.8 s.
 func configureHost(hst *host) error {
-	h, err := netlink.NewHandleAt(hst.ns)
-	if err != nil {
-		return fmt.Errorf("netlab: %s: netlink: %w", hst.name, err)
+	h := hst.h
+	var err error
+	if hst.eth0, err = h.LinkByName("eth0"); err != nil {
+		return fmt.Errorf("eth0: %w", err)
 	}
-	hst.h = h
-	for _, name := range []string{"lo", "eth0"} {
-		l, err := h.LinkByName(name)
-		if err != nil {
-			return fmt.Errorf("netlab: %s: %s: %w", hst.name, name, err)
-		}
+	for _, l := range []netlink.Link{hst.eth0, &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: "lo", Index: loIndex}}} {
 		if err := h.LinkSetUp(l); err != nil {
-			return fmt.Errorf("netlab: %s: bringing %s up: %w", hst.name, name, err)
+			return fmt.Errorf("bringing %s up: %w", l.Attrs().Name, err)
 		}
-		if name != "eth0" {
-			continue
+	}
+	if hst.v4.IsValid() {
+		if err := addAddr(h, hst.eth0, netip.PrefixFrom(hst.v4, PrefixV4.Bits()), 0); err != nil {
+			return err
 		}
-		if hst.v4.IsValid() {
-			if err := addAddr(h, l, netip.PrefixFrom(hst.v4, PrefixV4.Bits()), 0); err != nil {
-				return fmt.Errorf("netlab: %s: %w", hst.name, err)
-			}
-		}
-		if hst.v6.IsValid() {
-			if err := addAddr(h, l, netip.PrefixFrom(hst.v6, PrefixV6.Bits()), unix.IFA_F_NODAD); err != nil {
-				return fmt.Errorf("netlab: %s: %w", hst.name, err)
-			}
+	}
+	if hst.v6.IsValid() {
+		if err := addAddr(h, hst.eth0, netip.PrefixFrom(hst.v6, PrefixV6.Bits()), unix.IFA_F_NODAD); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -119,19 +110,14 @@ func configureHost(hst *host) error {
 // peers: no ARP or neighbour discovery ever runs, so a SYN leaves (and is
 // stamped by the kernel) the moment it is sent, not after a resolution.
 func addNeighbours(hst *host, peers []*host) error {
-	h := hst.h
-	l, err := h.LinkByName("eth0")
-	if err != nil {
-		return fmt.Errorf("netlab: %s: eth0: %w", hst.name, err)
-	}
 	for _, p := range peers {
 		for _, a := range []netip.Addr{p.v4, p.v6} {
 			if !a.IsValid() {
 				continue
 			}
-			n := &netlink.Neigh{LinkIndex: l.Attrs().Index, State: netlink.NUD_PERMANENT, IP: a.AsSlice(), HardwareAddr: p.mac}
-			if err := h.NeighSet(n); err != nil {
-				return fmt.Errorf("netlab: %s: neighbour %s: %w", hst.name, a, err)
+			n := &netlink.Neigh{LinkIndex: hst.eth0.Attrs().Index, State: netlink.NUD_PERMANENT, IP: a.AsSlice(), HardwareAddr: p.mac}
+			if err := hst.h.NeighSet(n); err != nil {
+				return fmt.Errorf("neighbour %s: %w", a, err)
 			}
 		}
 	}
@@ -150,11 +136,11 @@ func addAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix, flags int) error
 // its eth0 and its port on the bridge. A link set up is not yet forwarding:
 // the kernel turns the carrier on, and enables the bridge port, from its
 // link-watch work, asynchronously; a SYN sent before that is lost and the
-// connection attempt waits for the 1 s retransmission. And when the carrier
-// comes up, the kernel marks the IPv6 addresses tentative again until its
-// (skipped, IFA_F_NODAD) duplicate address detection completes, on a work
-// queue too: a packet to a tentative address is discarded. Measured: without
-// the wait, the first connection from the client to a backend of a lab just
+// connection attempt waits for the 1 s retransmission. And an IPv6 address
+// is usable only once the kernel has completed its (skipped, IFA_F_NODAD)
+// duplicate address detection, on a work queue too, and added its local
+// route: a packet to it before that is discarded. Measured: without the
+// wait, the first connection from the client to a backend of a lab just
 // started was lost in one run out of three.
 func waitLinksUp(ctx context.Context, sw *netlink.Handle, hosts []*host) error {
 	for _, hst := range hosts {
@@ -164,7 +150,7 @@ func waitLinksUp(ctx context.Context, sw *netlink.Handle, hosts []*host) error {
 			err = waitOperUp(ctx, h, "eth0")
 		}
 		if err == nil && hst.v6.IsValid() {
-			err = waitAddrUsable(ctx, h, hst.v6)
+			err = waitAddrUsable(ctx, h, hst.eth0, hst.v6)
 		}
 		if err != nil {
 			return fmt.Errorf("netlab: %s: %w", hst.name, err)
@@ -198,16 +184,16 @@ func waitOperUp(ctx context.Context, h *netlink.Handle, name string) error {
 	}
 }
 
-// waitAddrUsable waits until a, an IPv6 address of the host, is usable: no
+// waitAddrUsable waits until a, an IPv6 address of link l, is usable: no
 // longer tentative, and in the local routing table (the kernel adds the
 // local route only once duplicate address detection has completed).
-func waitAddrUsable(ctx context.Context, h *netlink.Handle, a netip.Addr) error {
+func waitAddrUsable(ctx context.Context, h *netlink.Handle, l netlink.Link, a netip.Addr) error {
 	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
 	defer cancel()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
-		if ok, err := addrUsable(h, a); err != nil || ok {
+		if ok, err := addrUsable(h, l, a); err != nil || ok {
 			return err
 		}
 		select {
@@ -218,14 +204,10 @@ func waitAddrUsable(ctx context.Context, h *netlink.Handle, a netip.Addr) error 
 	}
 }
 
-func addrUsable(h *netlink.Handle, a netip.Addr) (bool, error) {
-	l, err := h.LinkByName("eth0")
-	if err != nil {
-		return false, fmt.Errorf("eth0: %w", err)
-	}
+func addrUsable(h *netlink.Handle, l netlink.Link, a netip.Addr) (bool, error) {
 	addrs, err := h.AddrList(l, netlink.FAMILY_V6)
 	if err != nil {
-		return false, fmt.Errorf("eth0: listing addresses: %w", err)
+		return false, fmt.Errorf("%s: listing addresses: %w", l.Attrs().Name, err)
 	}
 	settled := false
 	for _, x := range addrs {
