@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"time"
 
 	"github.com/vishvananda/netlink"
@@ -14,6 +15,10 @@ import (
 
 // loIndex is the loopback's interface index, in every namespace.
 const loIndex = 1
+
+// addrGenModeNone is IN6_ADDR_GEN_MODE_NONE (linux/if_link.h): no IPv6
+// link-local address.
+const addrGenModeNone = 1
 
 // host is one namespace plugged into the switch: a client or a backend.
 type host struct {
@@ -79,14 +84,21 @@ func setUpHost(sw *switchNS, hst *host, ns netns.NsHandle, peers []*host) error 
 	return nil
 }
 
-// configureHost brings up lo and eth0 and adds the host's addresses. IPv6
-// addresses skip duplicate address detection (IFA_F_NODAD): with it,
-// binding fails for ~1.8 s.
+// configureHost brings up lo and eth0 and adds the host's addresses. eth0
+// gets no IPv6 link-local address (address generation mode none, set while
+// it is still down): the lab needs none, and without one the host sends no
+// duplicate address detection, router solicitation or listener report for
+// it, each flooded by the bridge to every host. IPv6 addresses skip
+// duplicate address detection (IFA_F_NODAD): with it, binding fails for
+// ~1.8 s.
 func configureHost(hst *host) error {
 	h := hst.h
 	var err error
 	if hst.eth0, err = h.LinkByName("eth0"); err != nil {
 		return fmt.Errorf("eth0: %w", err)
+	}
+	if err := h.LinkSetIP6AddrGenMode(hst.eth0, addrGenModeNone); err != nil {
+		return fmt.Errorf("eth0: IPv6 address generation: %w", err)
 	}
 	for _, l := range []netlink.Link{hst.eth0, &netlink.Device{LinkAttrs: netlink.LinkAttrs{Name: "lo", Index: loIndex}}} {
 		if err := h.LinkSetUp(l); err != nil {
@@ -128,6 +140,15 @@ func addAddr(h *netlink.Handle, l netlink.Link, p netip.Prefix, flags int) error
 	ipnet := &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 	if err := h.AddrAdd(l, &netlink.Addr{IPNet: ipnet, Flags: flags}); err != nil {
 		return fmt.Errorf("adding %s: %w", p, err)
+	}
+	return nil
+}
+
+// writeSysctl sets a sysctl of the calling thread's network namespace.
+func writeSysctl(name, value string) error {
+	err := os.WriteFile("/proc/sys/"+name, []byte(value), 0)
+	if err != nil {
+		return fmt.Errorf("netlab: sysctl %s: %w", name, err)
 	}
 	return nil
 }
