@@ -59,6 +59,7 @@ func xdsODPerEndpoint() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
 	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session(b2))
 	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
@@ -140,6 +141,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
 	odSend(b, 1100*time.Millisecond, "a", 6, session(b1), odFail)
 	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
@@ -206,6 +208,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), oneLocality("eds1", e1, e2)))
 	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
 	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))

@@ -53,6 +53,8 @@ func Specs() []spec.Spec {
 		xdsSessionAddressLists(),
 		// Changes to Logical DNS Clusters
 		xdsLogicalDNSOneEndpoint(),
+		// Temporary environment variable protection
+		xdsDualstackGuardOn(),
 	}
 	// Support Multiple Addresses Per Endpoint in xDS: the NACK cases
 	return append(specs, xdsAddrNACKSpecs()...)

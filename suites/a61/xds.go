@@ -16,7 +16,18 @@ import (
 const (
 	sectionXDSAddrs   = "Support Multiple Addresses Per Endpoint in xDS"
 	sectionLogicalDNS = "Changes to Logical DNS Clusters"
+	sectionEnvGuard   = "Temporary environment variable protection"
 )
+
+// A61, Temporary environment variable protection: reading EDS's new fields
+// is guarded by GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS while the feature
+// is young. With the variable unset, an implementation that still has the
+// guard ignores additional_addresses and one that removed it reads them:
+// both conform, so nothing can be required of that state. With the
+// variable true, every implementation must read them. So every scenario
+// whose EDS resources carry additional_addresses sets it true
+// (scenario.EnvXDSDualstackEndpoints): its checks are about the feature,
+// not about the guard.
 
 // xdsResources is a state of the world routing every RPC to one cluster.
 func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
@@ -39,6 +50,7 @@ func xdsDualStackEndpoint() spec.Spec {
 		Describe("xDS cluster eds1 (round_robin): one endpoint b1/ipv6 with additional_addresses [b1/ipv4]; b1/ipv6 drops SYNs; r1 at 0").
 		Backend("b1", scenario.Dual).
 		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
 		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS},
 			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
@@ -72,6 +84,50 @@ func xdsDualStackEndpoint() spec.Spec {
 				r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == "r1" })
 				g.Expect(r).To(gomega.HaveLen(1))
 				g.Expect(r[0].Backend).To(gomega.Equal("b1"), "r1 should be served by b1 over IPv4: %s", r[0].Err)
+			}},
+		},
+	}
+}
+
+// xdsDualstackGuardOn: GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS true; an
+// EDS endpoint b1/ipv4 with additional_addresses [b2/ipv4] behind
+// round_robin; b1 refuses connections. The guard open, the additional
+// address is read (A61, Temporary environment variable protection): the
+// endpoint is one endpoint of both addresses, its pick_first goes on to
+// b2 when b1 refuses, and r1 is served by b2. Were the field left unread,
+// the endpoint would be b1 alone and r1 would fail. (The guard's other
+// state, the variable unset, cannot be checked: see above.)
+func xdsDualstackGuardOn() spec.Spec {
+	s := scenario.New("xds-dualstack-guard-on").
+		Describe("GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS=true; xDS cluster eds1 (round_robin): one endpoint b1/ipv4 with "+
+			"additional_addresses [b2/ipv4]; b1 refuses; r1 at 0").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin},
+			oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}}))).
+		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionEnvGuard,
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Agreement: xdsAgreement(s),
+		Checks: []spec.Check{
+			{Requirement: "A61-XDS-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
+				g.Expect(servedBy(g, tr, "r1")).To(gomega.Equal("b2"),
+					"with the guard true, b2, the endpoint's additional address, should serve r1 (b1 refuses)")
+			}},
+			{Requirement: "A61-XDS-ENV-GUARD", Needs: []trace.Source{trace.SourcePolicy}, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				us := updates(tr)
+				g.Expect(us).NotTo(gomega.BeEmpty(), "the xDS resolver should give the channel its endpoints")
+				g.Expect(us[0].Endpoints).To(gomega.Equal([][]string{addrs(tr, "b1/ipv4", "b2/ipv4")}),
+					"with the guard true, the additional address should be read into the same endpoint, after its address")
 			}},
 		},
 	}

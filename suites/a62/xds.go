@@ -15,6 +15,12 @@ import (
 
 const sectionXDS = "`pick_first` via xDS"
 
+// The xDS specs set GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG true (A62,
+// Temporary environment variable protection): an implementation that still
+// has the guard accepts the PickFirst config message only then, one that
+// removed it always; the checks are about pick_first via xDS, not about the
+// guard.
+
 // xdsPickFirstLocalities: an EDS cluster whose load_balancing_policy is
 // Envoy's PickFirst extension (A52, A62) and whose one priority has two
 // localities, z1 = [b1, b2] and z2 = [b3]. pick_first picks the locality
@@ -30,6 +36,7 @@ func xdsPickFirstLocalities() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS("svc.conform").
+		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.XDSResources{
 			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
 			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
@@ -86,12 +93,17 @@ const xdsShuffleSeed = shuffleSeed
 // endpoints in a shuffled order, whole: for the seed the order differs
 // from the resource's, and the addresses inside an endpoint keep theirs.
 //
+// A61's guard is set true too, for the additional addresses (see
+// suites/a61).
+//
 // Simulator only, like shuffleRandomizesEndpoints: the order is the seed's.
 func xdsPickFirstShuffle() spec.Spec {
 	eps := shuffleEndpoints
 	b := scenario.New("xds-pick-first-shuffle").
 		Describe("xDS cluster eds1 with PickFirst, shuffle_address_list true: one locality of six endpoints (two with an additional address), every one refusing").
-		XDS("svc.conform")
+		XDS("svc.conform").
+		Env(scenario.EnvPickFirstLBConfig, "true").
+		Env(scenario.EnvXDSDualstackEndpoints, "true")
 	var xeps []scenario.XDSEndpoint
 	for _, ep := range eps {
 		xeps = append(xeps, scenario.XDSEndpoint{Addr: ep.Addrs[0], AdditionalAddrs: ep.Addrs[1:]})
