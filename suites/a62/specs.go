@@ -1,10 +1,11 @@
 // Package a62 is the suite for gRFC A62 (pick_first: sticky
-// TRANSIENT_FAILURE and address order randomization): its non-xDS parts, as
-// specs the Ginkgo suite and `conform run` both execute.
+// TRANSIENT_FAILURE and address order randomization), as specs the Ginkgo
+// suite and `conform run` both execute.
 //
 // Files by section: background.go (a lost connection goes IDLE),
 // sticky.go (Sticky Transient Failure; Use sticky-TF by default),
-// shuffle.go (Enable random shuffling of address list).
+// shuffle.go (Enable random shuffling of address list), xds.go (`pick_first`
+// via xDS).
 package a62
 
 import (
