@@ -1,11 +1,13 @@
 package runner
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/reference/priority"
 )
 
 // referenceEnv is what the reference takes of a scenario's gRPC
@@ -15,6 +17,32 @@ type referenceEnv struct {
 	// aggregateClusterBackwardCompat is A75's migration switch
 	// (scenario.EnvAggregateClusterBackwardCompat), for the xDS client.
 	aggregateClusterBackwardCompat bool
+	// priorityChildPolicyCache is A115's revert switch
+	// (scenario.EnvPriorityChildPolicyCache), for every priority policy
+	// of the LB config (lbConfig).
+	priorityChildPolicyCache bool
+}
+
+// lbConfig is config, the reference policy name's JSON config, with the
+// options env gives the policies in it: A115's revert switch on every
+// priority policy (priority.WithChildPolicyCache).
+func (re referenceEnv) lbConfig(name, config string) (string, error) {
+	if !re.priorityChildPolicyCache {
+		return config, nil
+	}
+	key, err := json.Marshal(name)
+	if err != nil {
+		return "", err
+	}
+	out, err := priority.WithChildPolicyCache(json.RawMessage("{" + string(key) + ":" + config + "}"))
+	if err != nil {
+		return "", err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	return string(m[name]), nil
 }
 
 // referenceAlwaysOn are the switches the reference has no option for: the
@@ -47,6 +75,8 @@ func referenceEnvOf(env map[string]string) (referenceEnv, error) {
 		switch k {
 		case scenario.EnvAggregateClusterBackwardCompat:
 			re.aggregateClusterBackwardCompat = v == "true"
+		case scenario.EnvPriorityChildPolicyCache:
+			re.priorityChildPolicyCache = v == "true"
 		default:
 			why, on := referenceAlwaysOn[k]
 			if on && v == "true" {

@@ -23,6 +23,7 @@ func TestReferenceEnvOf_OptionsOrLoudError(t *testing.T) {
 		{env: map[string]string{scenario.EnvAggregateClusterBackwardCompat: "true"}, want: referenceEnv{aggregateClusterBackwardCompat: true}},
 		{env: map[string]string{scenario.EnvAggregateClusterBackwardCompat: "false"}},
 		{env: map[string]string{scenario.EnvXDSDualstackEndpoints: "true", scenario.EnvPickFirstLBConfig: "true"}},
+		{env: map[string]string{scenario.EnvPriorityChildPolicyCache: "true"}, want: referenceEnv{priorityChildPolicyCache: true}},
 		{env: map[string]string{scenario.EnvXDSDualstackEndpoints: "false"}, errPart: "client.env." + scenario.EnvXDSDualstackEndpoints + "=false"},
 		{env: map[string]string{scenario.EnvPickFirstLBConfig: "false"}, errPart: "client.env." + scenario.EnvPickFirstLBConfig + "=false"},
 	}
@@ -95,6 +96,24 @@ func TestSim_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 		if pf != on || rr == on {
 			t.Errorf("switch %v: underlying clusters run pick_first %v, round_robin %v", on, pf, rr)
 		}
+	}
+}
+
+// TestReferenceEnv_ChildPolicyCacheOnEveryPriority verifies A115's revert
+// switch reaches every priority config of the reference's LB config, and
+// only with the switch.
+func TestReferenceEnv_ChildPolicyCacheOnEveryPriority(t *testing.T) {
+	cfg := `{"children":{"p0":{"config":[{"conform_priority":{"children":{},"priorities":[]}}]}},"priorities":["p0"]}`
+	got, err := referenceEnv{priorityChildPolicyCache: true}.lbConfig("conform_priority", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"childPolicyCache":true,"children":{"p0":{"config":[{"conform_priority":{"childPolicyCache":true,"children":{},"priorities":[]}}]}},"priorities":["p0"]}`
+	if got != want {
+		t.Errorf("lbConfig = %s, want %s", got, want)
+	}
+	if got, _ := (referenceEnv{}).lbConfig("conform_priority", cfg); got != cfg {
+		t.Errorf("without the switch lbConfig = %s, want it unchanged", got)
 	}
 }
 

@@ -39,11 +39,11 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	if !xds { // an xDS client's policy is the resolver's tree
-		if policy, config, err = referencePolicy(s.Client); err != nil {
+		if policy, config, err = referencePolicy(s.Client, env); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 	}
-	lw := &labWorld{s: s, rpcs: map[string]context.CancelFunc{}}
+	lw := &labWorld{s: s, env: env, rpcs: map[string]context.CancelFunc{}}
 	lw.log = NewEventLog(func() time.Duration { return lw.lab.Now() })
 	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { lw.log.Add(fromLab(e)) }}
 	for _, b := range s.Backends {
@@ -58,7 +58,7 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 		defer lw.xds.Close() // before the lab's: it leaves the namespace as it found it
-		err = lw.connectXDS(opts.Seed, env)
+		err = lw.connectXDS(opts.Seed)
 	} else {
 		err = lw.connect(policy, config, opts.Seed)
 	}
@@ -88,6 +88,7 @@ var labFamilies = map[scenario.Stack]netlab.Families{
 // labWorld adapts a lab and a grpc-go channel to the timeline.
 type labWorld struct {
 	s     *scenario.Scenario
+	env   referenceEnv // the reference's options from the scenario's environment
 	lab   *netlab.Lab
 	log   *EventLog // on the lab's clock
 	res   *manual.Resolver
@@ -236,7 +237,7 @@ func (lw *labWorld) apply(a scenario.Action) error {
 // is the same and gives it the new config. Later resolver updates carry it
 // too, as a real resolver's would.
 func (lw *labWorld) setConfig(a scenario.SetConfig) error {
-	policy, config, err := stepPolicy(a)
+	policy, config, err := stepPolicy(a, lw.env)
 	if err != nil {
 		return err
 	}

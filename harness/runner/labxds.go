@@ -39,8 +39,8 @@ func (lw *labWorld) startXDS() error {
 // reference xDS resolver, reaching the management server through the lab's
 // dialer, with the recorder wrapped around the tree its service config
 // carries (xdsRecordingCC), whose events share the lab's timebase. The
-// resolver takes its options of env.
-func (lw *labWorld) connectXDS(seed uint64, env referenceEnv) error {
+// resolver takes its options of the scenario's environment (lw.env).
+func (lw *labWorld) connectXDS(seed uint64) error {
 	sinkSeq.Lock()
 	sinkSeq.n++
 	lw.sink, lw.seed = fmt.Sprintf("runner-lab-%d", sinkSeq.n), seed
@@ -52,7 +52,7 @@ func (lw *labWorld) connectXDS(seed uint64, env referenceEnv) error {
 		Dial:          lw.lab.GRPCDialer(),
 		LookupHost:    lw.dns.lookupHost,
 
-		AggregateClusterBackwardCompat: env.aggregateClusterBackwardCompat,
+		AggregateClusterBackwardCompat: lw.env.aggregateClusterBackwardCompat,
 	}), lw: lw}
 	cc, err := grpc.NewClient(xdsresolver.Scheme+":///"+lw.s.Client.Listener,
 		grpc.WithResolvers(b),
@@ -121,6 +121,9 @@ func (c *xdsRecordingCC) ParseServiceConfig(js string) *serviceconfig.ParseResul
 		return &serviceconfig.ParseResult{Err: fmt.Errorf("runner: the xDS resolver's service config %q is not one loadBalancingConfig", js)}
 	}
 	name, config, err := rootPolicy([]byte(tree))
+	if err == nil {
+		config, err = c.lw.env.lbConfig(name, config)
+	}
 	if err != nil {
 		return &serviceconfig.ParseResult{Err: fmt.Errorf("runner: the xDS resolver's tree: %w", err)}
 	}

@@ -55,8 +55,9 @@ func resolverState(s *scenario.Scenario, u scenario.ResolverUpdate) (resolver.St
 
 // referencePolicy returns the reference policy and its JSON config for the
 // scenario's client configuration: LBPolicy/LBConfig, or the first entry of
-// a service config's loadBalancingConfig, or pick_first by default.
-func referencePolicy(c scenario.Client) (name, config string, err error) {
+// a service config's loadBalancingConfig, or pick_first by default; with
+// the options env gives it.
+func referencePolicy(c scenario.Client, env referenceEnv) (name, config string, err error) {
 	std, cfg := c.LBPolicy, c.LBConfig
 	if c.ServiceConfig != "" {
 		if std, cfg, err = firstLBConfig(c.ServiceConfig); err != nil {
@@ -73,14 +74,17 @@ func referencePolicy(c scenario.Client) (name, config string, err error) {
 	if cfg == "" {
 		cfg = "{}"
 	}
-	config, err = reference.RewriteConfig(cfg)
+	if config, err = reference.RewriteConfig(cfg); err != nil {
+		return "", "", err
+	}
+	config, err = env.lbConfig(name, config)
 	return name, config, err
 }
 
 // stepPolicy is referencePolicy for a config step: the reference policy
 // and its JSON config (standard names rewritten by reference.RewriteConfig).
-func stepPolicy(a scenario.SetConfig) (name, config string, err error) {
-	return referencePolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+func stepPolicy(a scenario.SetConfig, env referenceEnv) (name, config string, err error) {
+	return referencePolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}, env)
 }
 
 // firstLBConfig returns the first policy of a service config's

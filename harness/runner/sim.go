@@ -29,7 +29,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		// The tree's config comes with the first configuration (xdsPush).
 		policy, err = xdsInitialRoot(s, env)
 	} else {
-		policy, config, err = referencePolicy(s.Client)
+		policy, config, err = referencePolicy(s.Client, env)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -39,7 +39,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer w.Close()
-	sw := &simWorld{s: s, w: w, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
+	sw := &simWorld{s: s, w: w, env: env, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
 	if s.Client.Target == scenario.TargetXDS {
 		sw.dns, sw.dnsLast = &xdsDNS{}, map[string][]string{}
 		if sw.ads, err = newSimADS(s.Client.Listener, env, w.Record); err != nil {
@@ -69,6 +69,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 type simWorld struct {
 	s      *scenario.Scenario
 	w      *sim.World
+	env    referenceEnv                  // the reference's options from the scenario's environment
 	policy string                        // the reference policy the World was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
@@ -197,6 +198,9 @@ func (sw *simWorld) xdsPush() error {
 	if err != nil {
 		return err
 	}
+	if config, err = sw.env.lbConfig(root, config); err != nil {
+		return err
+	}
 	if root != sw.policy {
 		return fmt.Errorf("the simulator cannot change the root policy from %s to %s during a run", sw.policy, root)
 	}
@@ -206,7 +210,7 @@ func (sw *simWorld) xdsPush() error {
 // setConfig gives the World's policy its new config. The simulator builds
 // one policy per run, so a config naming another policy is refused.
 func (sw *simWorld) setConfig(a scenario.SetConfig) error {
-	policy, config, err := stepPolicy(a)
+	policy, config, err := stepPolicy(a, sw.env)
 	if err != nil {
 		return err
 	}

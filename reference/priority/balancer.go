@@ -1,11 +1,14 @@
 // Package priority is conform's reference implementation of gRFC A56's
 // priority policy (priority_experimental), registered as "conform_priority".
 //
-// The config is A56's PriorityLoadBalancingPolicyConfig in JSON, with one
-// extension, "revision": "seed" (the default) follows A56 as first written,
-// "latest" follows A56 as revised by A115. Every difference between the two
-// is in child.go under "Where the revisions of A56 differ", except A115's
-// removal of dropped children, in applyConfig.
+// The config is A56's PriorityLoadBalancingPolicyConfig in JSON, with two
+// extensions. "revision": "seed" (the default) follows A56 as first
+// written, "latest" follows A56 as revised by A115. Every difference between
+// the two is in child.go under "Where the revisions of A56 differ", except
+// A115's removal of dropped children, in applyConfig. "childPolicyCache":
+// true is A115's revert switch, which keeps dropped children with the latest
+// revision; the policy never reads the environment variable, a harness or a
+// driver sets it with WithChildPolicyCache.
 //
 // Time is read only through clock.From(cc): the failover and deactivation
 // timers run on virtual time in the simulator and on wall time in a channel.
@@ -155,9 +158,10 @@ func (b *priorityBalancer) applyConfig(cfg *lbConfig, s resolver.State) {
 		c := b.children[name]
 		ncfg, ok := cfg.children[name]
 		switch {
-		case !ok && cfg.revision == revisionLatest:
+		case !ok && cfg.revision == revisionLatest && !cfg.childPolicyCache:
 			// A115: no child policy cache for a child removed from the
-			// config; it goes at once.
+			// config; it goes at once. (A115, Temporary environment
+			// variable protection: the revert switch keeps the cache.)
 			b.removeChild(c)
 		case !ok:
 			// A56, Child Lifetime Management: the same deactivation timer

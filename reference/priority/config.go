@@ -30,6 +30,12 @@ type lbConfig struct {
 	children   map[string]*childConfig
 	priorities []string
 	revision   revision
+	// childPolicyCache is A115's revert switch
+	// (GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE): with the
+	// latest revision, a child removed from the config is kept for 15
+	// minutes, as the seed keeps it. conform's extension, like revision;
+	// the seed always keeps removed children.
+	childPolicyCache bool
 }
 
 // childConfig is A56's Child: the first registered policy of its config
@@ -52,6 +58,8 @@ type jsonConfig struct {
 	Children   map[string]jsonChild `json:"children"`
 	Priorities []string             `json:"priorities"`
 	Revision   string               `json:"revision"`
+	// ChildPolicyCache is childPolicyCache; WithChildPolicyCache sets it.
+	ChildPolicyCache bool `json:"childPolicyCache"`
 }
 
 func parseConfig(js json.RawMessage) (*lbConfig, error) {
@@ -59,7 +67,7 @@ func parseConfig(js json.RawMessage) (*lbConfig, error) {
 	if err := json.Unmarshal(js, &jc); err != nil {
 		return nil, fmt.Errorf("%s: config: %v", Name, err)
 	}
-	cfg := &lbConfig{children: make(map[string]*childConfig), priorities: jc.Priorities}
+	cfg := &lbConfig{children: make(map[string]*childConfig), priorities: jc.Priorities, childPolicyCache: jc.ChildPolicyCache}
 	switch jc.Revision {
 	case "", string(revisionSeed):
 		cfg.revision = revisionSeed

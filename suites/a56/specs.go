@@ -29,10 +29,10 @@
 // leaving and rejoining the config (A56-CONFIG-NAME-IS-IDENTITY,
 // A56-REMOVED-CHILD-*, A56-READDED-CHILD-*).
 //
-// A56-CHILD-CACHE-ENV-REVERT is not checked: the reference has no
-// GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE switch (its
-// "revision" selects the seed's retention instead), so there is nothing of
-// the reference's to check it against.
+// A56-CHILD-CACHE-ENV-REVERT is checked with the scenario's environment:
+// GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE=true in the
+// client's env, which the runners give the reference's priority policy as
+// its "childPolicyCache" option (envrevert.go).
 package a56
 
 import (
@@ -85,6 +85,7 @@ func Specs() []spec.Spec {
 		deactivatedDestroyedAfter15Min(),
 		removedChildSeed(),
 		removedChildLatest(),
+		removedChildEnvRevert(),
 		// Child Connectivity State Tracking
 		failoverTimerDroppedPrimary(),
 		repeatedConnectingSeed(),

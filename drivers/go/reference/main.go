@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/conformlab/conform/drivers/go/protocol"
 	"github.com/conformlab/conform/harness/recorder"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference"
+	"github.com/conformlab/conform/reference/priority"
 )
 
 // sinkName is the recorder sink the policy lines come from.
@@ -76,10 +78,36 @@ func wrap(serviceConfig string) (string, error) {
 	if cfg, err = reference.RewriteConfig(cfg); err != nil {
 		return "", err
 	}
+	if cfg, err = withEnv(name, cfg); err != nil {
+		return "", err
+	}
 	lb := fmt.Sprintf(`[{%q:{"sink":%q,"child":[{%q:%s}]}}]`, recorder.Name, sinkName, name, cfg)
 	sc["loadBalancingConfig"] = json.RawMessage(lb)
 	out, err := json.Marshal(sc)
 	return string(out), err
+}
+
+// childPolicyCacheEnv is A115's revert switch. The driver reads it from its
+// environment, which conform sets from the scenario (the reference's
+// policies never read the environment), and gives it to every priority
+// policy of the config.
+const childPolicyCacheEnv = "GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE"
+
+// withEnv is the reference policy name's config with the switches of the
+// driver's environment applied.
+func withEnv(name, cfg string) (string, error) {
+	if !strings.EqualFold(os.Getenv(childPolicyCacheEnv), "true") {
+		return cfg, nil
+	}
+	out, err := priority.WithChildPolicyCache(json.RawMessage(fmt.Sprintf(`{%q:%s}`, name, cfg)))
+	if err != nil {
+		return "", err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	return string(m[name]), nil
 }
 
 // firstLBConfig is the first policy of a loadBalancingConfig list, or
