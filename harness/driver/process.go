@@ -64,6 +64,9 @@ type ProcessOptions struct {
 	Record func(trace.Event)
 	// CommandTimeout bounds the wait for a command's reply. Default 10 s.
 	CommandTimeout time.Duration
+	// ResolvConf, when set, is a resolv.conf the driver sees as
+	// /etc/resolv.conf, in a mount namespace of its own (withResolvConf).
+	ResolvConf string
 }
 
 // stderrTail is how much of a driver's stderr is kept.
@@ -146,7 +149,12 @@ func (p *Process) start(lab *netlab.Lab, c Command) error {
 	cmd := exec.Command(c.Path, c.Args...)
 	cmd.Dir, cmd.Env = c.Dir, append(withoutGRPCSwitches(os.Environ()), c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	p.proc, err = lab.StartProcess("client0", cmd)
+	if p.opts.ResolvConf != "" {
+		cmd, err = withResolvConf(cmd, p.opts.ResolvConf)
+	}
+	if err == nil {
+		p.proc, err = lab.StartProcess("client0", cmd)
+	}
 	inR.Close()
 	outW.Close()
 	if err != nil {

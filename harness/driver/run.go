@@ -68,9 +68,6 @@ func RunLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	if s.Client.Target == scenario.TargetDNS {
 		return nil, fmt.Errorf("%s: dns targets need the lab's DNS, which driver runs do not set up yet", s.Name)
 	}
-	if s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0 {
-		return nil, &NotApplicable{Reason: "resolver updates with an xds target (LOGICAL_DNS clusters) need the lab's DNS as the driver's system resolver, which driver runs do not set up yet"}
-	}
 	if impl.Name == Reference {
 		if err := runner.CheckReferenceEnv(s.Client.Env); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -169,8 +166,26 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	// The scenario's gRPC switches are the driver's environment: the
 	// implementation reads them itself, as it would in production.
 	cmd.Env = append(cmd.Env, scenario.EnvList(lr.s.Client.Env)...)
-	drv, err := Start(lr.lab, cmd, ProcessOptions{Now: lr.lab.Now, Record: lr.Add, CommandTimeout: opts.CommandTimeout})
+	popts := ProcessOptions{Now: lr.lab.Now, Record: lr.Add, CommandTimeout: opts.CommandTimeout}
+	if lr.s.Client.Target == scenario.TargetXDS && resolverUpdates(lr.s) > 0 {
+		// LOGICAL_DNS clusters: the implementation's xDS client asks its
+		// system resolver, which is made the lab's DNS, serving the
+		// scenario's resolve steps under the clusters' names.
+		conf, remove, err := writeLabResolvConf()
+		if err != nil {
+			return nil, err
+		}
+		defer remove()
+		if err := lr.startDNS(); err != nil {
+			return nil, err
+		}
+		popts.ResolvConf = conf
+	}
+	drv, err := Start(lr.lab, cmd, popts)
 	if err != nil {
+		if lr.dns != nil {
+			err = errors.Join(err, lr.dns.Close())
+		}
 		return nil, err
 	}
 	lr.drv = drv
@@ -178,6 +193,9 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 	lr.policyEvents = hello.Impl == Reference // the reference's driver sends its policy's events
 	if missing := lr.missingCapabilities(hello); missing != "" {
 		drv.Kill()
+		if lr.dns != nil {
+			lr.dns.Close()
+		}
 		return nil, &NotApplicable{Reason: fmt.Sprintf("%s %s cannot express %s", hello.Impl, hello.Version, missing)}
 	}
 	lr.sc = serviceConfig(lr.s.Client)
@@ -403,14 +421,39 @@ func (lr *labRun) resolveDNS(eps [][]string) error {
 			}
 		}
 	}
-	if err := lr.dns.Set(dnsName(lr.s), addrs, time.Second); err != nil {
-		return err
+	for _, name := range lr.dnsNames() {
+		if err := lr.dns.Set(name, addrs, time.Second); err != nil {
+			return err
+		}
 	}
 	if lr.created {
 		return nil
 	}
 	lr.created = true
 	return lr.drv.Create(dns.Target(dnsName(lr.s), netlab.DefaultPort), lr.sc)
+}
+
+// dnsNames are the names the lab DNS serves the resolve steps under: the
+// scenario's own name for a driver resolving through DNS, or, with an xds
+// target, every LOGICAL_DNS cluster's name (each resolves to the last
+// resolve step's addresses, as in the reference's runs).
+func (lr *labRun) dnsNames() []string {
+	if lr.s.Client.Target != scenario.TargetXDS {
+		return []string{dnsName(lr.s)}
+	}
+	var names []string
+	for _, st := range lr.s.Steps {
+		x, ok := st.Action.(scenario.XDSResources)
+		if !ok {
+			continue
+		}
+		for _, c := range x.Clusters {
+			if c.Type == scenario.ClusterLogicalDNS && !slices.Contains(names, c.DNSHost) {
+				names = append(names, c.DNSHost)
+			}
+		}
+	}
+	return names
 }
 
 // needs lists the capabilities s needs, in a fixed order.

@@ -278,23 +278,11 @@ cat >/dev/null`)
 }
 
 // TestXDS_NeedsAndBuildTags checks the pieces that need no lab: an xds
-// scenario needs xds (and no service config), resolver updates with an xds
-// target are refused before anything is built, and the Go driver's build
+// scenario needs xds (and no service config), and the Go driver's build
 // tags and xDS floor.
 func TestXDS_NeedsAndBuildTags(t *testing.T) {
 	if got := needs(xdsRoundRobin()); !slices.Equal(got, []string{CanWaitForReady, CanXDS}) {
 		t.Errorf("needs = %v, want [wait_for_ready xds]", got)
-	}
-	withResolve := scenario.New("xds-dns").Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).XDS("svc.conform").
-		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(0, xdsGood()).End(time.Second).MustBuild()
-	Register("never-installed", InstallerFunc(func(context.Context, Impl, InstallEnv) (Command, error) {
-		t.Error("installed a driver for a scenario RunLab cannot run")
-		return Command{}, errors.New("no")
-	}))
-	var na *NotApplicable
-	if _, err := RunLab(context.Background(), withResolve, Impl{Name: "never-installed"}, Options{Cache: t.TempDir()}); !errors.As(err, &na) || !strings.Contains(na.Reason, "lab's DNS") {
-		t.Errorf("err = %v, want resolver updates with an xds target not-applicable", err)
 	}
 	for _, c := range []struct {
 		version string
@@ -312,5 +300,40 @@ func TestXDS_NeedsAndBuildTags(t *testing.T) {
 	}
 	if !hasXDS("v1.55.0") || !hasXDS("v1.85.0") || hasXDS("v1.54.1") {
 		t.Errorf("hasXDS: want v1.55.0 and v1.85.0 only")
+	}
+}
+
+// TestRunLab_GRPCJS_XDS_LogicalDNS runs a LOGICAL_DNS cluster through
+// grpc-js-xds: the driver's system resolver is the lab's DNS, which serves
+// the resolve step's address under the cluster's name, so the RPC reaches
+// b1 and the lab DNS records the driver's query for that name.
+func TestRunLab_GRPCJS_XDS_LogicalDNS(t *testing.T) {
+	requireLab(t)
+	s := scenario.New("xds-logical-dns").
+		Backend("b1", scenario.V4Only).
+		XDS("svc.conform").
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+		At(0, scenario.XDSResources{
+			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
+			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "dns1"}},
+			Clusters:     []scenario.XDSCluster{{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"}},
+		}).
+		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	tr, err := RunLab(context.Background(), s, Impl{GRPCJS, DefaultGRPCJS}, Options{Seed: 1, Cache: testCache})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr))
+	}
+	r, ok := first(tr.Events, trace.KindRPCResult, "")
+	if !ok || r.Code != "OK" || r.Backend != "b1" {
+		t.Errorf("r1: %+v, want OK from b1 (dns1.conform resolved by the lab DNS):\n%s", r, dump(tr))
+	}
+	queried := slices.ContainsFunc(tr.Events, func(e trace.Event) bool {
+		return e.Kind == trace.KindDNSQuery && strings.Contains(e.Detail, "dns1.conform")
+	})
+	if !queried {
+		t.Errorf("no dns-query for dns1.conform: the driver did not ask the lab DNS:\n%s", dump(tr))
 	}
 }

@@ -26,6 +26,7 @@ func aggregateEDSThenDNS() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS(listener).
+		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate names pick_first: past A62's guard
 		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
 		At(0, resources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "dns1"),
@@ -76,9 +77,9 @@ func aggregateEDSThenDNS() spec.Spec {
 				// and the aggregate fails over cluster by cluster.
 				expectNoEnv(g, tr)
 				g.Expect(servedAll(g, tr, before...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
-					"with no variable set, eds1's round_robin should spread the RPCs (not the aggregate's pick_first)")
+					"without A75's switch, eds1's round_robin should spread the RPCs (not the aggregate's pick_first)")
 				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
-					"with no variable set, the aggregate should fail over to its next cluster, dns1")
+					"without A75's switch, the aggregate should fail over to its next cluster, dns1")
 			}},
 			{Requirement: "A75-NO-ENV-GUARD", Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// With no switch set, the new tree is in force: a priority
@@ -86,7 +87,7 @@ func aggregateEDSThenDNS() spec.Spec {
 				// (A75's changed policy) above the cluster's own priority.
 				expectNoEnv(g, tr)
 				root := lastTree(g, tr)
-				g.Expect(root.is("priority")).To(gomega.BeTrue(), "with no variable set, the aggregate should be a priority policy at the root: %s", root)
+				g.Expect(root.is("priority")).To(gomega.BeTrue(), "without A75's switch, the aggregate should be a priority policy at the root: %s", root)
 				g.Expect(root.priorities()).To(gomega.Equal([]string{"eds1", "dns1"}), "one child per underlying cluster")
 				for _, c := range root.priorities() {
 					oh := root.child(g, c).find(func(n node) bool { return n.is("xds_override_host") })
@@ -94,7 +95,7 @@ func aggregateEDSThenDNS() spec.Spec {
 					prio := oh[0].children()
 					g.Expect(prio).To(gomega.HaveLen(1))
 					g.Expect(prio[0].is("priority")).To(gomega.BeTrue(),
-						"with no variable set, %s's xds_override_host should sit above the priority choosing among its priorities: %s", c, oh[0])
+						"without A75's switch, %s's xds_override_host should sit above the priority choosing among its priorities: %s", c, oh[0])
 				}
 			}},
 			{Requirement: "A75-AGG-PER-CLUSTER-POLICIES-ABOVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
