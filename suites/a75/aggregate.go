@@ -234,3 +234,48 @@ func aggregateNestedFlattened() spec.Spec {
 		},
 	}
 }
+
+// aggregateUnderlyingPickFirst: the converse of aggregateLBPolicyIgnored,
+// with the distinctive policy on the underlying cluster. The aggregate
+// names round_robin; eds1, its one cluster, has PickFirst over b1 and b2
+// (pick_first through xDS switched on: GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG,
+// A62's guard). Every RPC reaches b1: eds1's pick_first, not the
+// aggregate's round_robin. A client that falls back to round_robin for a
+// policy it does not know would spread them, and is told apart here (in
+// aggregateLBPolicyIgnored it would look right).
+func aggregateUnderlyingPickFirst() spec.Spec {
+	ids := rpcIDs("r", 4)
+	b := scenario.New("aggregate-underlying-pick-first").
+		Describe("aggregate (naming round_robin) over eds1 (pick_first: b1, b2); four RPCs at 1 s").
+		Backend("b1", scenario.V4Only).
+		Backend("b2", scenario.V4Only).
+		XDS(listener).
+		Env(scenario.EnvPickFirstLBConfig, "true").
+		At(0, resources("agg", []scenario.XDSCluster{
+			aggregate("agg", scenario.XDSRoundRobin, "eds1"),
+			eds("eds1", scenario.XDSPickFirst),
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
+	rpcs(b, time.Second, ids)
+	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+		End(10 * time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A75, Section: sectionAggregate,
+		Scenario:  s,
+		Agreement: agreement(s),
+		Checks: []spec.Check{
+			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+				g.Expect(servedAll(g, tr, ids...)).To(gomega.HaveEach("b1"),
+					"eds1's pick_first should send every RPC to b1, its first endpoint (the aggregate's round_robin would spread them)")
+			}},
+			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				root := lastTree(g, tr)
+				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.BeEmpty(),
+					"eds1 runs pick_first over its localities, with no weighted_target of round_robin: %s", root)
+				g.Expect(root.child(g, "eds1").find(func(n node) bool { return n.is("pick_first") })).NotTo(gomega.BeEmpty(),
+					"eds1's subtree should hold its pick_first: %s", root)
+			}, Needs: needsTree},
+		},
+	}
+}

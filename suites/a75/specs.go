@@ -74,6 +74,7 @@ func Specs() []spec.Spec {
 	specs := []spec.Spec{
 		aggregateEDSThenDNS(),
 		aggregateLBPolicyIgnored(),
+		aggregateUnderlyingPickFirst(),
 		aggregateNestedFlattened(),
 		aggregateBackwardCompat(),
 		odAcrossPriorities(),
