@@ -42,7 +42,7 @@ func aggregateEDSThenDNS() spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionAggregate,
 		Scenario:  s,
-		Agreement: agreement(s),
+		Agreement: spreadAgreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				got := servedAll(g, tr, before...)
@@ -146,7 +146,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionAggregate,
 		Scenario:  s,
-		Agreement: agreement(s),
+		Agreement: spreadAgreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectACK(g, tr, typeCDS, "1")

@@ -193,7 +193,7 @@ func idleNACK(c idleCase) spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionIdleTimeout,
 		Scenario:  s,
-		Agreement: agreement(s),
+		Agreement: spreadAgreement(s),
 		Checks:    checks,
 	}
 }

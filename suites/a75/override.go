@@ -66,7 +66,7 @@ func overrideLastUsedTime() spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionOverride,
 		Scenario:  s,
-		Agreement: agreement(s),
+		Agreement: spreadAgreement(s),
 		Labels:    []string{spec.LabelSlow},
 		Checks: []spec.Check{
 			{Requirement: "A75-OVERRIDE-ADOPT-ON-CHILD-UNREF", Needs: policyEvents, Assert: expectAdopted},

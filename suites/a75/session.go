@@ -57,7 +57,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionSSA,
 		Scenario:  s,
-		Agreement: agreement(s),
+		Agreement: spreadAgreement(s),
 		Labels:    []string{spec.LabelSlow},
 		Checks: []spec.Check{
 			{Requirement: "A75-SSA-ACROSS-PRIORITIES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
