@@ -103,22 +103,29 @@ func (l *Lab) plugAll(ctx context.Context, sw *switchNS) error {
 	defer closeHandles(backends)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plugParallelism)
-	for _, hosts := range [][2][]*host{{clients, backends}, {backends, clients}} {
-		for _, hst := range hosts[0] {
-			g.Go(func() error {
-				if err := gctx.Err(); err != nil {
-					return err
-				}
-				return plug(sw, hst, hosts[1])
-			})
-		}
+	for _, hst := range clients {
+		g.Go(func() error { return plug(gctx, sw, hst, backends) })
+	}
+	for i, hst := range backends {
+		g.Go(func() error {
+			err := plug(gctx, sw, hst, clients)
+			if hst.ns.IsOpen() { // even on error: its namespace needs closing
+				hst.backend = newBackend(l.cfg.Backends[i], i, hst.ns, hst.listen, l.rec)
+				hst.backend.serve(hst.lns)
+			}
+			return err
+		})
 	}
 	err := g.Wait()
 	if err == nil {
 		err = waitLinksUp(ctx, sw.h, append(clients, backends...))
 	}
 	l.clients = clients
-	l.adoptBackends(backends) // even on error: their namespaces need closing
+	for _, hst := range backends {
+		if hst.backend != nil {
+			l.addBackend(hst.backend)
+		}
+	}
 	return err
 }
 
@@ -144,20 +151,12 @@ func (l *Lab) hosts() (clients, backends []*host) {
 	return clients, backends
 }
 
-// adoptBackends makes a Backend of every backend host that has a namespace,
-// serving the listeners plug opened.
-func (l *Lab) adoptBackends(hosts []*host) {
-	for i, hst := range hosts {
-		if !hst.ns.IsOpen() {
-			continue
-		}
-		b := newBackend(l.cfg.Backends[i], i, hst.ns, hst.listen, l.rec)
-		b.serve(hst.lns)
-		l.backends = append(l.backends, b)
-		l.byName[b.name] = b
-		for _, ap := range b.addrs {
-			l.byAddr[ap] = b
-		}
+// addBackend adds b to the lab's backends, in index order.
+func (l *Lab) addBackend(b *Backend) {
+	l.backends = append(l.backends, b)
+	l.byName[b.name] = b
+	for _, ap := range b.addrs {
+		l.byAddr[ap] = b
 	}
 }
 

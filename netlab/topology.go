@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +35,8 @@ type host struct {
 	h    *netlink.Handle // netlink in the host's namespace
 	eth0 netlink.Link
 	lns  []net.Listener // open on listen, for the backend to serve
+
+	backend *Backend // made once the host is set up
 }
 
 // hostMAC derives a host's MAC address from its role and index, like its IP
@@ -50,7 +53,10 @@ func hostMAC(backend bool, index int) net.HardwareAddr {
 // plug creates hst's namespace and, on a thread inside it, connects it to
 // the switch and configures it (setUpHost). On error, the namespace (if
 // any) is in hst.ns.
-func plug(sw *switchNS, hst *host, peers []*host) error {
+func plug(ctx context.Context, sw *switchNS, hst *host, peers []*host) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	var err error
 	hst.ns, err = inNewNS(func(ns netns.NsHandle) error { return setUpHost(sw, hst, ns, peers) })
 	return err
@@ -153,101 +159,100 @@ func writeSysctl(name, value string) error {
 	return nil
 }
 
-// waitLinksUp waits until every host's veth is operationally up at both ends:
-// its eth0 and its port on the bridge. A link set up is not yet forwarding:
-// the kernel turns the carrier on, and enables the bridge port, from its
-// link-watch work, asynchronously; a SYN sent before that is lost and the
-// connection attempt waits for the 1 s retransmission. And an IPv6 address
-// is usable only once the kernel has completed its (skipped, IFA_F_NODAD)
-// duplicate address detection, on a work queue too, and added its local
-// route: a packet to it before that is discarded. Measured: without the
-// wait, the first connection from the client to a backend of a lab just
-// started was lost in one run out of three.
+// waitLinksUp waits until every host's veth is operationally up at both ends
+// (its eth0 and its port on the bridge) and every IPv6 address is usable. A
+// link set up is not yet forwarding: the kernel turns the carrier on, and
+// enables the bridge port, from its link-watch work, asynchronously; a SYN
+// sent before that is lost and the connection attempt waits for the 1 s
+// retransmission. And an IPv6 address is usable only once the kernel has
+// completed its (skipped, IFA_F_NODAD) duplicate address detection, on a
+// work queue too, and added its local route: a packet to it before that is
+// discarded. Measured: without the wait, the first connection from the
+// client to a backend of a lab just started was lost in one run out of
+// three. The hosts are checked several at a time.
 func waitLinksUp(ctx context.Context, sw *netlink.Handle, hosts []*host) error {
-	for _, hst := range hosts {
-		h := hst.h
-		err := waitOperUp(ctx, sw, hst.port)
-		if err == nil {
-			err = waitOperUp(ctx, h, "eth0")
-		}
-		if err == nil && hst.v6.IsValid() {
-			err = waitAddrUsable(ctx, h, hst.eth0, hst.v6)
-		}
-		if err != nil {
-			return fmt.Errorf("netlab: %s: %w", hst.name, err)
-		}
+	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
+	defer cancel()
+	if err := poll(ctx, func() (string, error) { return portsUp(sw, hosts) }); err != nil {
+		return fmt.Errorf("netlab: switch: %w", err)
 	}
-	return nil
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plugParallelism)
+	for _, hst := range hosts {
+		g.Go(func() error {
+			if err := poll(gctx, func() (string, error) { return hostReady(hst) }); err != nil {
+				return fmt.Errorf("netlab: %s: %w", hst.name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
 
-// linkUpTimeout bounds waitOperUp; link-watch runs within a second even
+// linkUpTimeout bounds waitLinksUp; link-watch runs within a second even
 // when it is rate-limited.
 const linkUpTimeout = 5 * time.Second
 
-func waitOperUp(ctx context.Context, h *netlink.Handle, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
-	defer cancel()
+// poll calls check every millisecond until it reports nothing pending (or
+// fails); on timeout, the error says what was still pending.
+func poll(ctx context.Context, check func() (pending string, err error)) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	for {
-		l, err := h.LinkByName(name)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if l.Attrs().OperState == netlink.OperUp {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s did not come up (operational state %s): %w", name, l.Attrs().OperState, ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-// waitAddrUsable waits until a, an IPv6 address of link l, is usable: no
-// longer tentative, and in the local routing table (the kernel adds the
-// local route only once duplicate address detection has completed).
-func waitAddrUsable(ctx context.Context, h *netlink.Handle, l netlink.Link, a netip.Addr) error {
-	ctx, cancel := context.WithTimeout(ctx, linkUpTimeout)
-	defer cancel()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		if ok, err := addrUsable(h, l, a); err != nil || ok {
+		pending, err := check()
+		if err != nil || pending == "" {
 			return err
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s is not usable yet: %w", a, ctx.Err())
+			return fmt.Errorf("%s: %w", pending, ctx.Err())
 		case <-tick.C:
 		}
 	}
 }
 
-func addrUsable(h *netlink.Handle, l netlink.Link, a netip.Addr) (bool, error) {
-	addrs, err := h.AddrList(l, netlink.FAMILY_V6)
+// portsUp checks, from one dump of the switch's links, that every host's
+// port on the bridge is operationally up.
+func portsUp(sw *netlink.Handle, hosts []*host) (pending string, err error) {
+	links, err := sw.LinkList()
 	if err != nil {
-		return false, fmt.Errorf("%s: listing addresses: %w", l.Attrs().Name, err)
+		return "", err
 	}
-	settled := false
-	for _, x := range addrs {
-		if ip, ok := netip.AddrFromSlice(x.IP); ok && ip.Unmap() == a && x.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) == 0 {
-			settled = true
+	state := make(map[string]netlink.LinkOperState, len(links))
+	for _, l := range links {
+		state[l.Attrs().Name] = l.Attrs().OperState
+	}
+	for _, hst := range hosts {
+		if s := state[hst.port]; s != netlink.OperUp {
+			return fmt.Sprintf("port %s is %s", hst.port, s), nil
 		}
 	}
-	if !settled {
-		return false, nil
-	}
-	routes, err := h.RouteListFiltered(netlink.FAMILY_V6, &netlink.Route{Table: unix.RT_TABLE_LOCAL, Dst: &net.IPNet{IP: a.AsSlice(), Mask: net.CIDRMask(128, 128)}},
-		netlink.RT_FILTER_TABLE|netlink.RT_FILTER_DST)
+	return "", nil
+}
+
+// hostReady checks that hst's eth0 is operationally up and its IPv6
+// address, if any, usable: the kernel routes packets to it locally (it adds
+// the local route only once duplicate address detection has completed,
+// after the address is no longer tentative).
+func hostReady(hst *host) (pending string, err error) {
+	l, err := hst.h.LinkByIndex(hst.eth0.Attrs().Index)
 	if err != nil {
-		return false, fmt.Errorf("listing local routes: %w", err)
+		return "", fmt.Errorf("eth0: %w", err)
+	}
+	if s := l.Attrs().OperState; s != netlink.OperUp {
+		return fmt.Sprintf("eth0 is %s", s), nil
+	}
+	if !hst.v6.IsValid() {
+		return "", nil
+	}
+	routes, err := hst.h.RouteGet(hst.v6.AsSlice())
+	if err != nil {
+		return "", fmt.Errorf("route to %s: %w", hst.v6, err)
 	}
 	for _, r := range routes {
 		if r.Type == unix.RTN_LOCAL {
-			return true, nil
+			return "", nil
 		}
 	}
-	return false, nil
+	return fmt.Sprintf("%s is not local yet", hst.v6), nil
 }
