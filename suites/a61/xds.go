@@ -62,9 +62,9 @@ func xdsDualStackEndpoint() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionXDSAddrs,
-		Labels:   []string{spec.LabelXDS, spec.LabelIPv6},
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Labels:    []string{spec.LabelXDS, spec.LabelIPv6},
+		Scenario:  s,
+		Agreement: synAgreement,
 		Checks: []spec.Check{
 			{Requirement: "A61-XDS-ADDITIONAL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
@@ -154,9 +154,9 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionLogicalDNS,
-		Labels:   []string{spec.LabelXDS},
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Agreement: synAgreement,
 		Checks: []spec.Check{
 			{Requirement: "A61-LOGICAL-DNS-ONE-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				a1, a2 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4")

@@ -54,9 +54,9 @@ func xdsPickFirstLocalities() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A62, Section: sectionXDS,
-		Labels:   []string{spec.LabelXDS},
-		Scenario: s,
-		Modes:    []trace.Mode{spec.Sim},
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Agreement: agreement(labSlack, 0),
 		Checks: []spec.Check{
 			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
