@@ -22,7 +22,8 @@ import (
 )
 
 // rootState is what the root namespace looks like: links, addresses,
-// routes and nftables tables, as text so that two states compare with ==.
+// routes, nftables tables and the sysctl the lab sets in its switch
+// namespace, as text so that two states compare with ==.
 func rootState(t *testing.T) string {
 	t.Helper()
 	var b strings.Builder
@@ -42,6 +43,11 @@ func rootState(t *testing.T) string {
 	for _, r := range routes {
 		fmt.Fprintf(&b, "route %s\n", r)
 	}
+	v, err := os.ReadFile("/proc/sys/net/ipv6/conf/default/disable_ipv6")
+	if err != nil {
+		t.Fatalf("reading a root sysctl: %v", err)
+	}
+	fmt.Fprintf(&b, "sysctl net.ipv6.conf.default.disable_ipv6 %s", v)
 	if conn, err := nftables.New(); err == nil {
 		tables, err := conn.ListTables()
 		if err != nil {
