@@ -39,6 +39,12 @@ func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scen
 	}
 }
 
+// resolverOutput is the Needs of a check reading what the xDS resolver gave
+// the channel (resolver-update and config-update events): only the
+// reference's resolver is visible, with its policy's events; a third
+// party's xDS client keeps its output inside the channel.
+var resolverOutput = []trace.Source{trace.SourcePolicy}
+
 // xdsDualStackEndpoint: an EDS endpoint with address b1/ipv6 and
 // additional_addresses [b1/ipv4], behind round_robin; b1's IPv6 address
 // drops SYNs. The endpoint reaches the channel as one endpoint of two
@@ -72,7 +78,7 @@ func xdsDualStackEndpoint() spec.Spec {
 				g.Expect(us).NotTo(gomega.BeEmpty(), "the xDS resolver should give the channel its endpoints")
 				g.Expect(us[0].Endpoints).To(gomega.Equal([][]string{{v6, v4}}),
 					"the endpoint and its additional address should be one endpoint, address first")
-			}},
+			}, Needs: resolverOutput},
 			{Requirement: "A61-XDS-ADDITIONAL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
 				as := attempts(tr, 0)
@@ -169,7 +175,7 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 				g.Expect(us[0].Endpoints).To(gomega.Equal([][]string{{a1, a2}}), "the DNS addresses should form one endpoint")
 				g.Expect(cfgs[len(cfgs)-1].Detail).To(gomega.ContainSubstring("round_robin"), "the cluster's round_robin should be used")
 				g.Expect(strings.Contains(cfgs[len(cfgs)-1].Detail, "pick_first")).To(gomega.BeFalse(), "no pick_first forced on the cluster")
-			}},
+			}, Needs: resolverOutput},
 			{Requirement: "A61-LOGICAL-DNS-ONE-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range ids {
 					r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
