@@ -81,7 +81,7 @@ func setUpHost(sw *switchNS, hst *host, ns netns.NsHandle, peers []*host) error 
 		return fmt.Errorf("netlab: %s: %w", hst.name, err)
 	}
 	for _, ap := range hst.listen {
-		lis, err := net.Listen("tcp", ap.String()) // in ns: this thread is
+		lis, err := net.Listen("tcp", ap.String()) // in ns, as this thread is
 		if err != nil {
 			return fmt.Errorf("netlab: backend %s: listen on %s: %w", hst.name, ap, err)
 		}
