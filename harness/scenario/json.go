@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -109,10 +110,7 @@ func readJSON(dec *json.Decoder) (*yaml.Node, error) {
 	case string:
 		return scalar("!!str", t), nil
 	case json.Number:
-		if _, err := t.Int64(); err == nil {
-			return scalar("!!int", t.String()), nil
-		}
-		return scalar("!!float", t.String()), nil
+		return scalar(numberTag(t.String()), t.String()), nil
 	case bool:
 		if t {
 			return scalar("!!bool", "true"), nil
@@ -122,6 +120,18 @@ func readJSON(dec *json.Decoder) (*yaml.Node, error) {
 		return scalar("!!null", "null"), nil
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
+}
+
+// numberTag is the YAML tag of a JSON number: an integer when it is one in
+// the range of int64 or of uint64 (ring sizes are uint64), else a float.
+func numberTag(s string) string {
+	if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return "!!int"
+	}
+	if _, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return "!!int"
+	}
+	return "!!float"
 }
 
 func readJSONContainer(dec *json.Decoder, open json.Delim) (*yaml.Node, error) {
