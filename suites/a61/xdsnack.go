@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"net"
 	"slices"
 	"strings"
 	"time"
@@ -79,10 +80,15 @@ func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
 }
 
 // problem is what the NACK's error detail must name: the field, or for a
-// duplicate the address given twice.
+// duplicate the address given twice — its IP, which is what repeats, with
+// or without the port (grpc-js 1.14 names "198.19.0.1").
 func (c addrNACKCase) problem(tr *trace.Trace) string {
 	if c.dup != "" {
-		return spec.Addr(tr, c.dup)
+		host, _, err := net.SplitHostPort(spec.Addr(tr, c.dup))
+		if err != nil {
+			return spec.Addr(tr, c.dup)
+		}
+		return host
 	}
 	return "additional address"
 }
