@@ -97,7 +97,7 @@ class Driver:
                 "service_config": True,   # grpc.service_config channel argument
                 "shuffle": False,         # no shuffleAddressList in this C-core
                 "wait_for_ready": True,
-                "xds": False,
+                "xds": has_xds(),         # C-core's own xDS client, bootstrap from the environment
                 "resolver": False,        # no custom-resolver API: updates come through the lab DNS
             },
             "observes": "polling",
@@ -116,10 +116,12 @@ class Driver:
                 "use a dns: target served by the lab DNS (netlab/dns), or an ipv4:/ipv6: list")
         check_dns_authority(target)
         service_config = field(cmd, "service_config", str, default="")
-        options = [
+        options = []
+        if not target.startswith("xds:"):
             # The scenario's service config only: no TXT lookups for one.
-            ("grpc.service_config_disable_resolution", 1),
-        ]
+            # (An xds: target's LB config is the service config its resolver
+            # builds from the xDS resources, so it must be taken.)
+            options.append(("grpc.service_config_disable_resolution", 1))
         if service_config:
             try:
                 parsed = json.loads(service_config)
@@ -226,6 +228,21 @@ class Driver:
 # with its port ("cannot parse authority" otherwise, found only at the first
 # RPC).
 _AUTHORITY = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]):\d{1,5}$")
+
+
+# XDS_SINCE is the oldest grpcio conform has run over xDS (Debian's 1.51.1):
+# its C-core reads the bootstrap conform gives (GRPC_XDS_BOOTSTRAP_CONFIG,
+# server_features xds_v3). Older ones are not claimed.
+XDS_SINCE = (1, 51)
+
+
+def has_xds():
+    """Whether this grpcio's C-core has an xDS client conform can drive."""
+    try:
+        major, minor = (int(x) for x in grpc.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= XDS_SINCE
 
 
 def check_dns_authority(target):

@@ -3,6 +3,7 @@ package python
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -102,8 +103,17 @@ func TestDriver_MalformedInput_ErrorLinesThenExit0(t *testing.T) {
 			t.Errorf("line %d = %v, want id %v ev %s err containing %q", i+1, l, w.id, w.ev, w.err)
 		}
 	}
-	if h, _ := lines[0]["hello"].(map[string]any); h["impl"] != "grpcio" || h["observes"] != "polling" {
+	h, _ := lines[0]["hello"].(map[string]any)
+	if h["impl"] != "grpcio" || h["observes"] != "polling" {
 		t.Errorf("hello = %v", lines[0])
+	}
+	// xds from grpcio 1.51 on (C-core's xDS client, run over the lab's
+	// management server since Debian's 1.51.1).
+	var major, minor int
+	fmt.Sscanf(stringOf(h["version"]), "%d.%d", &major, &minor)
+	can, _ := h["can"].(map[string]any)
+	if wantXDS := major > 1 || major == 1 && minor >= 51; can["xds"] != wantXDS {
+		t.Errorf("hello of grpcio %v says xds %v, want %v", h["version"], can["xds"], wantXDS)
 	}
 	if strings.Contains(stderr, "Traceback") {
 		t.Errorf("driver printed a traceback:\n%s", stderr)

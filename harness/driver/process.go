@@ -458,14 +458,21 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
+// xdsBootstrapVars name an xDS bootstrap (gRFC A27): a file, or the JSON
+// inline.
+var xdsBootstrapVars = []string{"GRPC_XDS_BOOTSTRAP", "GRPC_XDS_BOOTSTRAP_CONFIG"}
+
 // withoutGRPCSwitches is environ without the gRPC switches a scenario may
-// set (scenario.EnvVars): a driver runs with the scenario's switches only
-// (RunLab adds them to Command.Env), never with conform's own.
+// set (scenario.EnvVars) and without an xDS bootstrap: a driver runs with
+// the scenario's switches only and, for an xds target, the lab's bootstrap
+// (RunLab adds them to Command.Env), never with conform's own. The bootstrap
+// variables are removed, not emptied: C-core takes an empty
+// GRPC_XDS_BOOTSTRAP as a file name and fails to read it.
 func withoutGRPCSwitches(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(scenario.EnvVars(), name) {
+		if !slices.Contains(scenario.EnvVars(), name) && !slices.Contains(xdsBootstrapVars, name) {
 			out = append(out, kv)
 		}
 	}

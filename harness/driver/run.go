@@ -334,10 +334,10 @@ const xdsNode = "conform-client0"
 
 // xdsEnv is a driver's environment for an xds target: the lab server's
 // bootstrap, inline (gRFC A27's GRPC_XDS_BOOTSTRAP_CONFIG, which grpc-go,
-// grpc-js and C-core read), and GRPC_XDS_BOOTSTRAP emptied, since a file
-// named there would take precedence.
+// grpc-js and C-core read). GRPC_XDS_BOOTSTRAP, a file that would take
+// precedence, is never passed on (withoutGRPCSwitches).
 func xdsEnv() []string {
-	return []string{"GRPC_XDS_BOOTSTRAP=", "GRPC_XDS_BOOTSTRAP_CONFIG=" + string(xdsserver.Bootstrap(xdsNode))}
+	return []string{"GRPC_XDS_BOOTSTRAP_CONFIG=" + string(xdsserver.Bootstrap(xdsNode))}
 }
 
 // startXDS starts the lab's management server in the client namespace; the
