@@ -304,17 +304,36 @@ func (p *Process) replied(op any, r reply, out *reply) error {
 }
 
 // failure is err with the driver's exit status and stderr tail.
+//
+// A driver whose pipes broke is given exitGrace to be reaped, so that a
+// crash of the implementation is told from a driver fault: the former is a
+// *Crash.
 func (p *Process) failure(err error) error {
 	msg := fmt.Sprintf("driver: %v", err)
+	exited := false
 	select {
 	case <-p.exited:
-		if p.exitErr != nil {
-			msg += fmt.Sprintf(" (driver %v)", p.exitErr)
+		exited = true
+	case <-p.done: // stdout closed: the process is going
+		select {
+		case <-p.exited:
+			exited = true
+		case <-time.After(exitGrace):
 		}
 	default:
 	}
+	var exitErr error // p.exitErr may be read only once the process has exited
+	if exited {
+		exitErr = p.exitErr
+	}
+	if exitErr != nil {
+		msg += fmt.Sprintf(" (driver %v)", exitErr)
+	}
 	if t := p.stderr.String(); t != "" {
 		msg += "\n--- driver stderr (tail) ---\n" + t
+	}
+	if sig, ok := crashSignal(exitErr); ok {
+		return &Crash{Signal: sig, msg: msg}
 	}
 	return errors.New(msg)
 }

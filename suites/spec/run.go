@@ -26,6 +26,11 @@ func Reference(ctx context.Context, s *scenario.Scenario, mode trace.Mode, seed 
 // express the scenario (a driver lacking a capability).
 type notApplicable interface{ NotApplicable() string }
 
+// crashed is implemented by errors saying the implementation under test
+// crashed during the scenario (a driver's process dying of a native crash
+// signal): evidence against the implementation, so its verdicts are fails.
+type crashed interface{ Crashed() string }
+
 // Outcome is one run of one spec in one mode.
 type Outcome struct {
 	Spec    Spec
@@ -35,16 +40,20 @@ type Outcome struct {
 }
 
 // Run runs s in mode m with run and checks its requirements. A run that
-// cannot express the scenario gives not-applicable verdicts; one that
-// breaks gives error verdicts, with the reason.
+// cannot express the scenario gives not-applicable verdicts; one in which
+// the implementation crashed gives fail verdicts; one that breaks otherwise
+// gives error verdicts, with the reason.
 func Run(ctx context.Context, s Spec, m trace.Mode, run RunFunc) Outcome {
 	o := Outcome{Spec: s, Mode: m}
 	tr, err := run(ctx, s.Scenario, m, s.SeedOrDefault())
 	o.Trace = tr
 	var na notApplicable
+	var cr crashed
 	switch {
 	case errors.As(err, &na):
 		o.Results = Broken(s, m, NotApplicable, na.NotApplicable())
+	case errors.As(err, &cr):
+		o.Results = Broken(s, m, Fail, cr.Crashed()+":\n"+err.Error())
 	case err != nil:
 		o.Results = Broken(s, m, Error, err.Error())
 	default:

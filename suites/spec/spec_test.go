@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,15 +55,21 @@ type naErr struct{}
 func (naErr) Error() string         { return "cannot" }
 func (naErr) NotApplicable() string { return "no endpoints" }
 
+type crashErr struct{}
+
+func (crashErr) Error() string   { return "driver: rpc: broken pipe" }
+func (crashErr) Crashed() string { return "the implementation crashed (signal segmentation fault)" }
+
 // TestRun_BrokenRunsAreErrorOrNotApplicable verifies that a run that cannot
-// express the scenario is not-applicable and one that breaks is an error,
-// for every requirement, never a silent pass.
+// express the scenario is not-applicable, one in which the implementation
+// crashed fails, and one that breaks otherwise is an error, for every
+// requirement, never a silent pass.
 func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
 	for _, tc := range []struct {
 		err  error
 		want Verdict
-	}{{naErr{}, NotApplicable}, {errors.New("driver crashed"), Error}} {
+	}{{naErr{}, NotApplicable}, {fmt.Errorf("step 3: %w", crashErr{}), Fail}, {errors.New("driver: bad line"), Error}} {
 		run := func(context.Context, *scenario.Scenario, trace.Mode, uint64) (*trace.Trace, error) {
 			return nil, tc.err
 		}

@@ -16,9 +16,9 @@ type Verdict string
 // The verdicts.
 const (
 	Pass          Verdict = "pass"
-	Fail          Verdict = "fail"           // with the evidence
+	Fail          Verdict = "fail"           // with the evidence (a crash of the impl is evidence too)
 	NotApplicable Verdict = "not-applicable" // with the reason: the impl cannot express the scenario
-	Error         Verdict = "error"          // the impl, the driver or the harness broke
+	Error         Verdict = "error"          // the driver or the harness broke, or the impl in a way that is not a crash
 )
 
 // Result is the verdict on one requirement in one spec and mode.
@@ -57,8 +57,8 @@ func lacking(needs []trace.Source, tr *trace.Trace) string {
 	return ""
 }
 
-// Broken gives every requirement of s the same verdict (Error or
-// NotApplicable) with one reason.
+// Broken gives every requirement of s the same verdict (Error,
+// NotApplicable, or Fail for a crashed implementation) with one reason.
 func Broken(s Spec, mode trace.Mode, v Verdict, reason string) []Result {
 	var out []Result
 	for _, id := range s.Requirements() {
