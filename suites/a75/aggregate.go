@@ -270,6 +270,11 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 					"eds1's pick_first should send every RPC to b1, its first endpoint (the aggregate's round_robin would spread them)")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectACK(g, tr, typeCDS, "1")
+				g.Expect(servedAll(g, tr, ids...)).To(gomega.HaveEach("b1"),
+					"the aggregate's round_robin should be ignored: every RPC on b1, by eds1's pick_first")
+			}},
+			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				root := lastTree(g, tr)
 				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.BeEmpty(),
 					"eds1 runs pick_first over its localities, with no weighted_target of round_robin: %s", root)
