@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,19 +29,7 @@ func (re referenceEnv) lbConfig(name, config string) (string, error) {
 	if !re.priorityChildPolicyCache {
 		return config, nil
 	}
-	key, err := json.Marshal(name)
-	if err != nil {
-		return "", err
-	}
-	out, err := priority.WithChildPolicyCache(json.RawMessage("{" + string(key) + ":" + config + "}"))
-	if err != nil {
-		return "", err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(out, &m); err != nil {
-		return "", err
-	}
-	return string(m[name]), nil
+	return priority.WithChildPolicyCacheIn(name, config)
 }
 
 // referenceAlwaysOn are the switches the reference has no option for: the

@@ -24,6 +24,25 @@ func WithChildPolicyCache(lbConfig json.RawMessage) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
+// WithChildPolicyCacheIn is WithChildPolicyCache for the config of one
+// policy given by name (the policy itself a priority policy or not): the
+// config, as text, with the option set in every priority policy of it.
+func WithChildPolicyCacheIn(name, config string) (string, error) {
+	key, err := json.Marshal(name)
+	if err != nil {
+		return "", err
+	}
+	out, err := WithChildPolicyCache(json.RawMessage("{" + string(key) + ":" + config + "}"))
+	if err != nil {
+		return "", err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	return string(m[name]), nil
+}
+
 func setChildPolicyCache(v any) {
 	switch v := v.(type) {
 	case map[string]any:

@@ -2,6 +2,7 @@ package priority
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/connectivity"
@@ -54,5 +55,22 @@ func TestWithChildPolicyCache_EveryPriorityAtAnyDepth(t *testing.T) {
 	lbtest.Eq(t, "config", string(got), want)
 	if _, err := WithChildPolicyCache(json.RawMessage(`{`)); err == nil {
 		t.Error("malformed JSON accepted")
+	}
+}
+
+// TestWithChildPolicyCacheIn sets the option in a named policy's config: in
+// the root when it is a priority policy, in nested ones when it is not.
+func TestWithChildPolicyCacheIn(t *testing.T) {
+	root, err := WithChildPolicyCacheIn(Name, `{"children":{},"priorities":[]}`)
+	if err != nil || !strings.Contains(root, `"childPolicyCache":true`) {
+		t.Errorf("root priority: %s, %v; want childPolicyCache set", root, err)
+	}
+	nested := `{"childPolicy":[{"` + Name + `":{"children":{},"priorities":[]}}]}`
+	got, err := WithChildPolicyCacheIn("conform_xds_override_host", nested)
+	if err != nil || !strings.Contains(got, `"childPolicyCache":true`) || strings.HasPrefix(got, `{"childPolicyCache"`) {
+		t.Errorf("nested priority: %s, %v; want childPolicyCache set in the priority only", got, err)
+	}
+	if _, err := WithChildPolicyCacheIn(Name, `{not json`); err == nil {
+		t.Error("a malformed config should be an error")
 	}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
@@ -111,7 +110,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Doc: requirement.A61, Section: sectionSSA,
 		Labels:    []string{spec.LabelXDS, spec.LabelIPv6},
 		Scenario:  s,
-		Agreement: ssaAgreement(s),
+		Agreement: spec.XDSAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: "A61-SSA-COOKIE-ADDRESS-LIST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"s1", "s2", "i1"} {
@@ -137,20 +136,6 @@ func xdsSessionAddressLists() spec.Spec {
 // opts say otherwise.
 func ssaRPC(b *scenario.Builder, t time.Duration, id string, opts ...scenario.RPCOption) {
 	b.At(t, scenario.RPC(id, append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)...))
-}
-
-// ssaAgreement compares what both modes see: the client's xDS requests,
-// the LB configs, the subchannels made, and who answered each RPC.
-func ssaAgreement(s *scenario.Scenario) *compare.Options {
-	end := s.End
-	return &compare.Options{
-		Select: []trace.Pred{
-			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
-			func(e trace.Event) bool { return e.T < end },
-		},
-		Ignore:    []string{"peer"},
-		Tolerance: labSlack,
-	}
 }
 
 // expectWholeEndpointReported: every completed session pick reports all
@@ -221,7 +206,7 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	v4 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
 	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:\n%s", render(v6))
 	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:\n%s", render(v4))
-	s2 := picksOfRPC(tr, "s2")
+	s2 := spec.PicksOf(tr, "s2")
 	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:\n%s", render(s2))
 	g.Expect(s2[0].Subchannel).To(gomega.Equal(v6[0].Subchannel), "s2 goes to b2/ipv6's READY subchannel, second in its cookie")
 	i1 := started(g, tr, "i1")
@@ -232,7 +217,7 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	})
 	g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b2/ipv6's IDLE subchannel to connect")
 	g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
-	p := picksOfRPC(tr, "i1")
+	p := spec.PicksOf(tr, "i1")
 	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
 	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:\n%s", render(p))
@@ -266,38 +251,11 @@ func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
 
 // completedPick is the pick that carried RPC id: its last, on an address.
 func completedPick(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	p := picksOfRPC(tr, id)
+	p := spec.PicksOf(tr, id)
 	g.ExpectWithOffset(1, p).NotTo(gomega.BeEmpty(), "RPC %s should be picked", id)
 	last := p[len(p)-1]
 	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:\n%s", id, render(p))
 	return last
-}
-
-// picksOfRPC are the pick events of RPC id. The simulator names the RPC
-// of each pick; the lab's picks name none, and are those between id's
-// rpc-start and its rpc-result (this scenario has one RPC in flight at a
-// time).
-func picksOfRPC(tr *trace.Trace, id string) []trace.Event {
-	picks := trace.Select(tr.Events, trace.OfKind(trace.KindPick))
-	for _, e := range picks {
-		if e.RPC != "" {
-			return trace.Select(picks, func(e trace.Event) bool { return e.RPC == id })
-		}
-	}
-	var from, to time.Duration = -1, -1
-	for _, e := range tr.Events {
-		switch {
-		case e.RPC != id:
-		case e.Kind == trace.KindRPCStart && from < 0:
-			from = e.T
-		case e.Kind == trace.KindRPCResult:
-			to = e.T
-		}
-	}
-	if from < 0 || to < 0 {
-		return nil
-	}
-	return trace.Select(picks, func(e trace.Event) bool { return e.T >= from && e.T <= to })
 }
 
 // stateBefore is the last state subchannel id reported before t; "" when

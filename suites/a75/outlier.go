@@ -86,7 +86,7 @@ func odAcrossPriorities() spec.Spec {
 			{Requirement: "A75-AGG-OD-ACROSS-PRIORITIES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				for _, id := range failing {
-					p := picksOf(tr, id)
+					p := spec.PicksOf(tr, id)
 					g.Expect(p).To(gomega.HaveLen(1), "%s should be picked once (outlier detection counts it):\n%s", id, render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(b1), "%s should be picked on b1, in priority 0", id)
 				}

@@ -95,7 +95,7 @@ func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:\n%s", render(shutdowns(tr, sc[0].Subchannel)))
 	}
 	for _, id := range []string{"s2", "s3"} {
-		p := picksOf(tr, id)
+		p := spec.PicksOf(tr, id)
 		g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, on the kept subchannel:\n%s", id, render(p))
 		g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel))
 	}
@@ -119,11 +119,11 @@ func expectStaleClosed(g gomega.Gomega, tr *trace.Trace) {
 // not: only session picks count as use (last_used_time).
 func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	b3 := spec.Addr(tr, "b3/ipv4")
-	s1 := picksOf(tr, "s1")
+	s1 := spec.PicksOf(tr, "s1")
 	g.Expect(s1).NotTo(gomega.BeEmpty())
 	var viaChild []trace.Event
 	for _, id := range rpcIDs("n", 6) {
-		for _, p := range picksOf(tr, id) {
+		for _, p := range spec.PicksOf(tr, id) {
 			if p.Addr == b3 {
 				viaChild = append(viaChild, p)
 			}
@@ -149,7 +149,7 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 // ago already at 11 s: its entry records the last use. (When it is let go
 // is the sweep's business: A75-OVERRIDE-SWEEP-UNREF.)
 func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
-	p := picksOf(tr, "s3")
+	p := spec.PicksOf(tr, "s3")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1].T
 	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
@@ -173,7 +173,7 @@ func expectSweepSchedule(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see two sweeps: %v", times(fires))
 	g.Expect(starts[0].Duration).To(gomega.Equal(overrideIdle), "the timer is first set for idle_timeout")
 	g.Expect(fires[0].T-starts[0].T).To(gomega.BeNumerically(">=", overrideIdle), "the first sweep no earlier than idle_timeout after the start")
-	p := picksOf(tr, "s3")
+	p := spec.PicksOf(tr, "s3")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	due := max(p[len(p)-1].T+overrideIdle, fires[0].T+minSweepGap)
 	g.Expect(fires[1].T).To(gomega.BeNumerically("~", due, spec.Within(tr, labSlack)),
@@ -188,7 +188,7 @@ func expectSweepSchedule(g gomega.Gomega, tr *trace.Trace) {
 // cookie.
 func expectChildReports(g gomega.Gomega, tr *trace.Trace) {
 	b1 := spec.Addr(tr, "b1/ipv4")
-	p := picksOf(tr, "c1")
+	p := spec.PicksOf(tr, "c1")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1]
 	g.Expect(last.Addr).To(gomega.Equal(b1), "c1 goes to the child's b1:\n%s", render(p))

@@ -1,7 +1,6 @@
 package a75
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -88,7 +87,7 @@ func sessionPickerBranches() spec.Spec {
 					return e.Subchannel == sc[0].Subchannel && e.State == "TRANSIENT_FAILURE"
 				})
 				g.Expect(tf).NotTo(gomega.BeEmpty(), "b4's subchannel should fail (nothing listens)")
-				p := picksOf(tr, "f1")
+				p := spec.PicksOf(tr, "f1")
 				g.Expect(p).NotTo(gomega.BeEmpty())
 				last := p[len(p)-1]
 				g.Expect(last.Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "f1's last pick:\n%s", render(p))
@@ -103,7 +102,7 @@ func sessionPickerBranches() spec.Spec {
 				g.Expect(readyBefore(tr, spec.Addr(tr, "b3/ipv4"), started(g, tr, "n1"))).To(gomega.BeTrue(),
 					"b3's subchannel should be READY when n1 is sent")
 				for _, id := range []string{"n1", "n2"} {
-					p := picksOf(tr, id)
+					p := spec.PicksOf(tr, id)
 					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, by the child:\n%s", id, render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")))
 				}
@@ -117,7 +116,7 @@ func sessionPickerBranches() spec.Spec {
 					id   string
 					addr scenario.Addr
 				}{{"r1", "b3/ipv4"}, {"r2", "b1/ipv4"}} {
-					p := picksOf(tr, c.id)
+					p := spec.PicksOf(tr, c.id)
 					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, no queueing:\n%s", c.id, render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, c.addr)))
 				}
@@ -143,7 +142,7 @@ func sessionPickerBranches() spec.Spec {
 				})
 				g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b3's IDLE subchannel to connect")
 				g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
-				p := picksOf(tr, "i1")
+				p := spec.PicksOf(tr, "i1")
 				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
 				g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
 				g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(id))
@@ -169,7 +168,7 @@ func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr sc
 	g.Expect(connecting).NotTo(gomega.BeEmpty())
 	g.Expect(ready).NotTo(gomega.BeEmpty())
 	from, to := connecting[0].T, ready[0].T
-	p := picksOf(tr, id)
+	p := spec.PicksOf(tr, id)
 	during := trace.Select(p, func(e trace.Event) bool { return e.T >= from && e.T < to })
 	g.Expect(during).NotTo(gomega.BeEmpty(), "%s should be picked while %s is CONNECTING:\n%s", id, addr, render(p))
 	g.Expect(during).To(gomega.HaveEach(gomega.HaveField("Detail", "queued")),
@@ -177,33 +176,6 @@ func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr sc
 	conns := trace.Select(of(trace.KindSubchannelConnect, ""), func(e trace.Event) bool { return e.T < to })
 	g.Expect(conns).To(gomega.HaveLen(1), "one connection attempt for %s until READY, not one per pick:\n%s", addr, render(conns))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sub), "%s is picked on %s's subchannel once READY", id, addr)
-}
-
-// picksOf are the pick events of RPC id. The simulator names the RPC of
-// each pick; the lab's picks name none, and are those between id's
-// rpc-start and its rpc-result (the specs using this send one RPC at a
-// time).
-func picksOf(tr *trace.Trace, id string) []trace.Event {
-	picks := trace.Select(tr.Events, trace.OfKind(trace.KindPick))
-	if slices.ContainsFunc(picks, func(e trace.Event) bool { return e.RPC != "" }) {
-		return trace.Select(picks, func(e trace.Event) bool { return e.RPC == id })
-	}
-	var from, to time.Duration = -1, -1
-	for _, e := range tr.Events {
-		if e.RPC != id {
-			continue
-		}
-		switch {
-		case e.Kind == trace.KindRPCStart && from < 0:
-			from = e.T
-		case e.Kind == trace.KindRPCResult:
-			to = e.T
-		}
-	}
-	if from < 0 || to < 0 {
-		return nil
-	}
-	return trace.Select(picks, func(e trace.Event) bool { return e.T >= from && e.T <= to })
 }
 
 // readyBefore reports whether the last state the subchannel for addr

@@ -94,7 +94,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(sc).To(gomega.HaveLen(1))
 				for _, id := range []string{"s2", "s3"} {
 					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), started(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
-					p := picksOf(tr, id)
+					p := spec.PicksOf(tr, id)
 					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:\n%s", id, render(p))
 					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
 				}

@@ -46,23 +46,9 @@ const (
 // time, a real kernel, a real channel and a real management server.
 const labSlack = 50 * time.Millisecond
 
-// agreement compares what both modes see of s's run: the client's xDS
-// requests, the LB configs the resolver pushed, the subchannels made, and
-// who answered each RPC. Left out: subchannel shutdowns (the lab closes the
-// channel when the run ends, shutting every subchannel down; the simulator
-// records no close) and resolver updates (the lab records each push of
-// the resolver, re-resolution answers included, the simulator only those
-// that changed the state).
+// agreement is spec.XDSAgreement within labSlack.
 func agreement(s *scenario.Scenario) *compare.Options {
-	end := s.End
-	return &compare.Options{
-		Select: []trace.Pred{
-			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
-			func(e trace.Event) bool { return e.T < end },
-		},
-		Ignore:    []string{"peer"},
-		Tolerance: labSlack,
-	}
+	return spec.XDSAgreement(s, labSlack)
 }
 
 // spreadAgreement is agreement without which backend answered each RPC,

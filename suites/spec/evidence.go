@@ -118,3 +118,28 @@ func ReResolutions(tr *trace.Trace) []trace.Event {
 // events show: its timers, its subchannels and which one it chose, a
 // child policy's own state.
 var NeedsPolicy = []trace.Source{trace.SourcePolicy}
+
+// PicksOf are the pick events of RPC id. The simulator names the RPC of
+// each pick; the lab's recorder names none, so there they are the picks
+// between id's rpc-start and its rpc-result (for specs that have one RPC
+// in flight at a time).
+func PicksOf(tr *trace.Trace, id string) []trace.Event {
+	picks := trace.Select(tr.Events, trace.OfKind(trace.KindPick))
+	if slices.ContainsFunc(picks, func(e trace.Event) bool { return e.RPC != "" }) {
+		return trace.Select(picks, func(e trace.Event) bool { return e.RPC == id })
+	}
+	var from, to time.Duration = -1, -1
+	for _, e := range tr.Events {
+		switch {
+		case e.RPC != id:
+		case e.Kind == trace.KindRPCStart && from < 0:
+			from = e.T
+		case e.Kind == trace.KindRPCResult:
+			to = e.T
+		}
+	}
+	if from < 0 || to < 0 {
+		return nil
+	}
+	return trace.Select(picks, func(e trace.Event) bool { return e.T >= from && e.T <= to })
+}

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -85,5 +87,25 @@ func TracesDir() (string, error) {
 			return "", errors.New("no traces directory above the working directory (run from the conform checkout, or pass --traces)")
 		}
 		dir = parent
+	}
+}
+
+// XDSAgreement is how the simulated and the lab trace of an xDS scenario
+// must agree: the client's xDS requests, the LB configs its resolver
+// pushed, the subchannels made, and who answered each RPC, before the
+// scenario's end, each within slack. Left out: subchannel shutdowns (the
+// lab closes the channel when the run ends, the simulator records no
+// close) and resolver updates (the lab records every push of the resolver,
+// re-resolution answers included; the simulator only those that changed
+// the state).
+func XDSAgreement(s *scenario.Scenario, slack time.Duration) *compare.Options {
+	end := s.End
+	return &compare.Options{
+		Select: []trace.Pred{
+			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
+			func(e trace.Event) bool { return e.T < end },
+		},
+		Ignore:    []string{"peer"},
+		Tolerance: slack,
 	}
 }

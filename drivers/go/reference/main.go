@@ -99,15 +99,7 @@ func withEnv(name, cfg string) (string, error) {
 	if !strings.EqualFold(os.Getenv(childPolicyCacheEnv), "true") {
 		return cfg, nil
 	}
-	out, err := priority.WithChildPolicyCache(json.RawMessage(fmt.Sprintf(`{%q:%s}`, name, cfg)))
-	if err != nil {
-		return "", err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(out, &m); err != nil {
-		return "", err
-	}
-	return string(m[name]), nil
+	return priority.WithChildPolicyCacheIn(name, cfg)
 }
 
 // firstLBConfig is the first policy of a loadBalancingConfig list, or
