@@ -13,14 +13,21 @@ import (
 )
 
 // TestRunLab_DriverGetsTheScenarioEnvOnly verifies a driver process runs
-// with the scenario's gRPC switches in its environment, and without the
-// ones conform's own environment has.
+// with the scenario's gRPC switches in its environment, and without the gRPC
+// settings or proxies conform's own environment has (its gRPC logging
+// settings pass).
 func TestRunLab_DriverGetsTheScenarioEnvOnly(t *testing.T) {
 	requireLab(t)
 	dir := t.TempDir()
 	t.Setenv(scenario.EnvPickFirstLBConfig, "false")
+	t.Setenv("GRPC_DNS_RESOLVER", "native")
+	t.Setenv("https_proxy", "http://proxy.example:3128")
+	t.Setenv("GRPC_TRACE", "xds_client")
 	drv := fakeDriver(t, `printf '%s' "${`+scenario.EnvAggregateClusterBackwardCompat+`-unset}" > `+dir+`/compat
 printf '%s' "${`+scenario.EnvPickFirstLBConfig+`-unset}" > `+dir+`/pickfirst
+printf '%s' "${GRPC_DNS_RESOLVER-unset}" > `+dir+`/dnsresolver
+printf '%s' "${https_proxy-unset}" > `+dir+`/proxy
+printf '%s' "${GRPC_TRACE-unset}" > `+dir+`/trace
 read line
 id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
 echo '{"id":'$id',"ev":"ok","hello":{"protocol":1,"impl":"fake","version":"1","can":{},"observes":"every-change"}}'
@@ -37,7 +44,7 @@ cat >/dev/null`)
 	if !errors.As(err, &na) {
 		t.Fatalf("err = %v, want not-applicable (the fake can express nothing)", err)
 	}
-	for file, want := range map[string]string{"compat": "true", "pickfirst": "unset"} {
+	for file, want := range map[string]string{"compat": "true", "pickfirst": "unset", "dnsresolver": "unset", "proxy": "unset", "trace": "xds_client"} {
 		got, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil || string(got) != want {
 			t.Errorf("driver's %s switch = %q (%v), want %q", file, got, err, want)

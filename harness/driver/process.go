@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/netlab/dns"
 )
 
 // Hello is what a driver says about itself (PROTOCOL.md, "hello").
@@ -64,9 +64,10 @@ type ProcessOptions struct {
 	Record func(trace.Event)
 	// CommandTimeout bounds the wait for a command's reply. Default 10 s.
 	CommandTimeout time.Duration
-	// ResolvConf, when set, is a resolv.conf the driver sees as
-	// /etc/resolv.conf, in a mount namespace of its own (withResolvConf).
-	ResolvConf string
+	// LabResolverDir, when set, holds the files of dns.WriteResolverFiles:
+	// the driver runs in a mount namespace of its own in which its system
+	// resolver asks the lab's DNS only (dns.WithLabResolver).
+	LabResolverDir string
 }
 
 // stderrTail is how much of a driver's stderr is kept.
@@ -147,10 +148,10 @@ func (p *Process) start(lab *netlab.Lab, c Command) error {
 		return err
 	}
 	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Dir, cmd.Env = c.Dir, append(withoutGRPCSwitches(os.Environ()), c.Env...)
+	cmd.Dir, cmd.Env = c.Dir, append(driverEnviron(os.Environ()), c.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, p.stderr
-	if p.opts.ResolvConf != "" {
-		cmd, err = withResolvConf(cmd, p.opts.ResolvConf)
+	if p.opts.LabResolverDir != "" {
+		cmd, err = dns.WithLabResolver(cmd, p.opts.LabResolverDir)
 	}
 	if err == nil {
 		p.proc, err = lab.StartProcess("client0", cmd)
@@ -477,21 +478,24 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
-// xdsBootstrapVars name an xDS bootstrap (gRFC A27): a file, or the JSON
-// inline.
-var xdsBootstrapVars = []string{"GRPC_XDS_BOOTSTRAP", "GRPC_XDS_BOOTSTRAP_CONFIG"}
+// grpcLogVars are the gRPC variables a driver inherits: logging only, for
+// whoever debugs a driver run.
+var grpcLogVars = []string{"GRPC_VERBOSITY", "GRPC_TRACE", "GRPC_GO_LOG_VERBOSITY_LEVEL",
+	"GRPC_GO_LOG_SEVERITY_LEVEL", "GRPC_NODE_VERBOSITY", "GRPC_NODE_TRACE"}
 
-// withoutGRPCSwitches is environ without the gRPC switches a scenario may
-// set (scenario.EnvVars) and without an xDS bootstrap: a driver runs with
-// the scenario's switches only and, for an xds target, the lab's bootstrap
-// (RunLab adds them to Command.Env), never with conform's own. The bootstrap
-// variables are removed, not emptied: C-core takes an empty
-// GRPC_XDS_BOOTSTRAP as a file name and fails to read it.
-func withoutGRPCSwitches(environ []string) []string {
+// driverEnviron is environ as a driver inherits it. Gone are every other
+// GRPC_* variable — the client under test gets the scenario's switches and,
+// for an xds target, the lab's bootstrap (RunLab adds them to Command.Env),
+// never conform's own; an xDS bootstrap is removed, not emptied, since
+// C-core reads an empty GRPC_XDS_BOOTSTRAP as a file name — and the proxy
+// settings, which every gRPC honours and which name proxies outside the lab.
+func driverEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(scenario.EnvVars(), name) && !slices.Contains(xdsBootstrapVars, name) {
+		grpcSetting := strings.HasPrefix(name, "GRPC_") && !slices.Contains(grpcLogVars, name)
+		proxy := strings.HasSuffix(strings.ToLower(name), "_proxy")
+		if !grpcSetting && !proxy {
 			out = append(out, kv)
 		}
 	}

@@ -171,15 +171,18 @@ func (lr *labRun) run(ctx context.Context, cmd Command, opts Options) (*trace.Tr
 		// LOGICAL_DNS clusters: the implementation's xDS client asks its
 		// system resolver, which is made the lab's DNS, serving the
 		// scenario's resolve steps under the clusters' names.
-		conf, remove, err := writeLabResolvConf()
+		dir, err := os.MkdirTemp("", "conform-resolver-")
 		if err != nil {
 			return nil, err
 		}
-		defer remove()
+		defer os.RemoveAll(dir)
+		if err := dns.WriteResolverFiles(dir); err != nil {
+			return nil, err
+		}
 		if err := lr.startDNS(); err != nil {
 			return nil, err
 		}
-		popts.ResolvConf = conf
+		popts.LabResolverDir = dir
 	}
 	drv, err := Start(lr.lab, cmd, popts)
 	if err != nil {
@@ -335,7 +338,7 @@ const xdsNode = "conform-client0"
 // xdsEnv is a driver's environment for an xds target: the lab server's
 // bootstrap, inline (gRFC A27's GRPC_XDS_BOOTSTRAP_CONFIG, which grpc-go,
 // grpc-js and C-core read). GRPC_XDS_BOOTSTRAP, a file that would take
-// precedence, is never passed on (withoutGRPCSwitches).
+// precedence, is never passed on (driverEnviron).
 func xdsEnv() []string {
 	return []string{"GRPC_XDS_BOOTSTRAP_CONFIG=" + string(xdsserver.Bootstrap(xdsNode))}
 }

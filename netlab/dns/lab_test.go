@@ -3,13 +3,17 @@ package dns
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -169,28 +173,28 @@ func TestLab_Close_StopsServing(t *testing.T) {
 	}
 }
 
-// TestLab_WithResolvConf_ChildResolvesThroughLabDNS: a child given the lab's
-// resolv.conf resolves a scenario name through the lab DNS with the system
-// resolver (getent), while the machine's /etc/resolv.conf stays as it was.
-func TestLab_WithResolvConf_ChildResolvesThroughLabDNS(t *testing.T) {
+// TestLab_WithLabResolver_ChildResolvesThroughLabDNS: a child given the
+// lab's resolver files resolves a scenario name through the lab DNS with the
+// system resolver (getent), sees a hosts line of "files dns", and finds the
+// resolver daemons' directories empty, while the machine's files and mount
+// table stay as they were.
+func TestLab_WithLabResolver_ChildResolvesThroughLabDNS(t *testing.T) {
 	lab, s := startLab(t)
 	for _, p := range []string{Unshare, "/usr/bin/getent"} {
 		if _, err := os.Stat(p); err != nil {
 			t.Skipf("needs %s: %v", p, err)
 		}
 	}
-	orig, err := os.ReadFile("/etc/resolv.conf")
-	if err != nil {
-		t.Skipf("no /etc/resolv.conf to shadow: %v", err)
-	}
+	before := resolverState(t)
 	b1v4, _ := lab.Addr("b1", false)
 	must(t, s.Set("svc.conform", []netip.Addr{b1v4.Addr()}, time.Second))
-	rc := t.TempDir() + "/resolv.conf"
-	must(t, os.WriteFile(rc, ResolvConf(), 0o644))
+	dir := t.TempDir()
+	must(t, WriteResolverFiles(dir))
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command("/usr/bin/getent", "ahostsv4", "svc.conform")
+	script := `getent ahostsv4 svc.conform; echo ---; grep '^hosts:' /etc/nsswitch.conf; echo ---; ls -A /run/nscd /var/run/nscd /run/systemd/resolve 2>/dev/null; true`
+	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	w, err := WithResolvConf(cmd, rc)
+	w, err := WithLabResolver(cmd, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,10 +203,19 @@ func TestLab_WithResolvConf_ChildResolvesThroughLabDNS(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := p.Wait(); err != nil {
-		t.Fatalf("getent: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+		t.Fatalf("child: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stdout.String(), b1v4.Addr().String()) {
-		t.Errorf("getent printed %q, want %s", stdout.String(), b1v4.Addr())
+	parts := strings.Split(stdout.String(), "---\n")
+	if len(parts) != 3 || !strings.Contains(parts[0], b1v4.Addr().String()) {
+		t.Fatalf("child printed %q, want getent's answer %s, the hosts line, the daemons' directories", stdout.String(), b1v4.Addr())
+	}
+	if _, err := os.Stat("/etc/nsswitch.conf"); err == nil && strings.TrimSpace(parts[1]) != "hosts: files dns" {
+		t.Errorf("the child's hosts line is %q, want hosts: files dns", parts[1])
+	}
+	for _, l := range strings.Fields(parts[2]) {
+		if !strings.HasSuffix(l, ":") { // ls prints a "dir:" header per directory, then its entries
+			t.Errorf("the child sees %q in a resolver daemon's directory, want them empty", l)
+		}
 	}
 	found := false
 	for _, q := range s.Queries() {
@@ -211,7 +224,47 @@ func TestLab_WithResolvConf_ChildResolvesThroughLabDNS(t *testing.T) {
 	if !found {
 		t.Errorf("the lab DNS saw no A query for svc.conform: %v", s.Queries())
 	}
-	if now, err := os.ReadFile("/etc/resolv.conf"); err != nil || !bytes.Equal(now, orig) {
-		t.Errorf("/etc/resolv.conf changed (err %v)", err)
+	if after := resolverState(t); after != before {
+		t.Errorf("the machine's resolver files or mounts changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// resolverState is what the machine's resolver depends on: the contents of
+// resolv.conf and nsswitch.conf (through any link) and the mounts on them
+// and on the daemons' directories.
+func resolverState(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	paths := append([]string{systemResolvConf, systemNSSwitch}, resolverDaemonDirs...)
+	for i, p := range paths {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			paths[i] = real
+		}
+		if data, err := os.ReadFile(paths[i]); err == nil {
+			fmt.Fprintf(&b, "%s: %x; ", paths[i], sha256.Sum256(data))
+		}
+	}
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(mi), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && slices.Contains(paths, f[4]) {
+			fmt.Fprintf(&b, "mount %s; ", f[4])
+		}
+	}
+	return b.String()
+}
+
+// TestLabNSSwitch: the hosts line becomes "files dns"; the other databases
+// stay; a file without one gets it.
+func TestLabNSSwitch(t *testing.T) {
+	got := string(labNSSwitch([]byte("passwd: files systemd\nhosts:  files mdns4_minimal [NOTFOUND=return] resolve dns myhostname\nnetworks: files\n")))
+	want := "passwd: files systemd\nhosts: files dns\nnetworks: files\n"
+	if got != want {
+		t.Errorf("labNSSwitch = %q, want %q", got, want)
+	}
+	if got := string(labNSSwitch([]byte("passwd: files\n"))); got != "passwd: files\nhosts: files dns\n" {
+		t.Errorf("without a hosts line: %q", got)
 	}
 }

@@ -11,7 +11,7 @@
 // machine's /etc/resolv.conf. Clients are pointed at it by a target with an
 // authority (Target: "dns://198.18.255.53:53/svc.conform:50051", which
 // C-core's c-ares resolver honours) or by a resolv.conf of their own
-// (ResolvConf, WithResolvConf).
+// (ResolvConf, WriteResolverFiles, WithLabResolver).
 //
 // The wire format is written here (wire.go), for the few record types an
 // authoritative server for addresses needs; the module takes no DNS
