@@ -118,6 +118,12 @@ func Start(lab *netlab.Lab, c Command, opts ProcessOptions) (*Process, error) {
 	}
 	var h reply
 	if err := p.command(map[string]any{"op": "hello"}, &h); err != nil {
+		var cr *Crash
+		if errors.As(err, &cr) {
+			// Before hello nothing of the scenario has run: a crash
+			// there says nothing about the requirements.
+			return nil, errors.New(cr.Error())
+		}
 		return nil, err
 	}
 	if h.hello == nil || h.hello.Protocol != 1 {

@@ -279,7 +279,7 @@ func (lr *labRun) missingCapabilities(h Hello) string {
 			missing = append(missing, "the LB policy "+p)
 		}
 	}
-	if usesDNS(h) && resolverUpdates(lr.s) > 1 {
+	if usesDNS(h) && lr.s.Client.Target != scenario.TargetXDS && resolverUpdates(lr.s) > 1 {
 		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
 	}
 	if changesConfig(lr.s) {

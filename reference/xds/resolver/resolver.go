@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,14 +25,9 @@ import (
 const Scheme = "conform-xds"
 
 // BackwardCompatEnv is A75's migration switch. The policy code never reads
-// it: a driver reads it with BackwardCompatFromEnv and sets
-// Options.AggregateClusterBackwardCompat.
+// the environment: a harness that honours the switch (scenario client.env)
+// sets Options.AggregateClusterBackwardCompat.
 const BackwardCompatEnv = "GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT"
-
-// BackwardCompatFromEnv reports whether BackwardCompatEnv is "true".
-func BackwardCompatFromEnv() bool {
-	return strings.EqualFold(os.Getenv(BackwardCompatEnv), "true")
-}
 
 // Options configures the resolver: the bootstrap (server address, node id)
 // and how it reaches the network.
