@@ -74,9 +74,6 @@ func overrideLastUsedTime() spec.Spec {
 			{Requirement: "A75-OVERRIDE-LAST-USED-SSA-ONLY", Needs: policyEvents, Assert: expectSessionOnlyRefreshes},
 			{Requirement: "A75-OVERRIDE-LAST-USED-TIME", Needs: policyEvents, Assert: expectHeldFromLastUse},
 			{Requirement: "A75-OVERRIDE-SWEEP-SCHEDULE", Needs: policyEvents, Assert: expectSweepSchedule},
-			{Requirement: "A75-OVERRIDE-PICK-CHILD-REPORTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "c1")).To(gomega.Equal("b1"), "a session without a cookie goes to the child, whose only endpoint is b1")
-			}},
 			{Requirement: "A75-OVERRIDE-PICK-CHILD-REPORTS", Needs: policyEvents, Assert: expectChildReports},
 		},
 	}
