@@ -37,7 +37,8 @@ func noCookie() scenario.RPCOption {
 //	7 s    s3 cookie [b2]: b2's last use for a session
 //	7.1 s  c1, a session without a cookie: the child picks b1, and b1's
 //	       list is reported back (b1's entry is now used for a session)
-//	10 s   the first sweep, idle_timeout after the start: b2 was used 3 s ago
+//	10 s   the first sweep, idle_timeout after the start (the reference's
+//	       schedule, A75's MAY): b2 was used 3 s ago
 //	17 s   the next sweep, timed from the least recently used entry's
 //	       last_used_time (b2's): b2 is let go
 func overrideLastUsedTime() spec.Spec {
@@ -73,7 +74,7 @@ func overrideLastUsedTime() spec.Spec {
 			{Requirement: "A75-OVERRIDE-CHILD-UNREF-STALE", Needs: policyEvents, Assert: expectStaleClosed},
 			{Requirement: "A75-OVERRIDE-LAST-USED-SSA-ONLY", Needs: policyEvents, Assert: expectSessionOnlyRefreshes},
 			{Requirement: "A75-OVERRIDE-LAST-USED-TIME", Needs: policyEvents, Assert: expectHeldFromLastUse},
-			{Requirement: "A75-OVERRIDE-SWEEP-SCHEDULE", Needs: policyEvents, Assert: expectSweepSchedule},
+			{Requirement: "A75-OVERRIDE-SWEEP-MIN-5S", Needs: policyEvents, Assert: expectSweepsApart},
 			{Requirement: "A75-OVERRIDE-PICK-CHILD-REPORTS", Needs: policyEvents, Assert: expectChildReports},
 		},
 	}
@@ -158,25 +159,14 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 	}
 }
 
-// expectSweepSchedule: the schedule A75 describes (a MAY): the first sweep
-// idle_timeout after the timer was first set, the next one when the least
-// recently used of the entries used within idle_timeout reaches it (b2,
-// last used by s3; b1's use by c1 comes after), and sweeps at least 5 s
-// apart.
-func expectSweepSchedule(g gomega.Gomega, tr *trace.Trace) {
-	starts := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool { return e.Timer == sweepTimer })
+// expectSweepsApart: the run sees at least two sweeps (the reference's
+// come at 10 s and 17 s), each at least 5 s after the one before. When
+// they come is A75's MAY (A75-OVERRIDE-SWEEP-SCHEDULE), left unchecked.
+func expectSweepsApart(g gomega.Gomega, tr *trace.Trace) {
 	fires := sweepFires(tr)
-	g.Expect(starts).NotTo(gomega.BeEmpty(), "xds_override_host should set its sweep timer")
-	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see two sweeps: %v", times(fires))
-	g.Expect(starts[0].Duration).To(gomega.Equal(overrideIdle), "the timer is first set for idle_timeout")
-	g.Expect(fires[0].T-starts[0].T).To(gomega.BeNumerically(">=", overrideIdle), "the first sweep no earlier than idle_timeout after the start")
-	p := spec.PicksOf(tr, "s3")
-	g.Expect(p).NotTo(gomega.BeEmpty())
-	due := max(p[len(p)-1].T+overrideIdle, fires[0].T+minSweepGap)
-	g.Expect(fires[1].T).To(gomega.BeNumerically("~", due, spec.Within(tr, labSlack)),
-		"the second sweep is timed from b2's last_used_time (s3's pick at %s): sweeps at %v", trace.FormatT(p[len(p)-1].T), times(fires))
+	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps: %v", times(fires))
 	for i := 1; i < len(fires); i++ {
-		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps at least 5 s apart: %v", times(fires))
+		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps should be at least 5 s apart: %v", times(fires))
 	}
 }
 
