@@ -88,6 +88,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Backend("b1", scenario.Dual).
 		Backend("b2", scenario.Dual).
 		XDS("svc.conform").
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
 		At(0, ssaResources(ssaEndpoint("b2/ipv6", "b2/ipv4")))
