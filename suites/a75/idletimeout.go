@@ -184,6 +184,8 @@ func idleNACK(c idleCase) spec.Spec {
 				g.Expect(servedAll(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
 				g.Expect(servedAll(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"after the NACK the first version's round_robin should keep serving (the rejected one names pick_first)")
+			}},
+			spec.Check{Requirement: id, Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				nack := xdsRequests(tr, typeCDS, trace.XDSNACK)
 				g.Expect(nack).NotTo(gomega.BeEmpty())
 				later := trace.Select(configs(tr), func(e trace.Event) bool { return e.T >= nack[0].T })
