@@ -99,12 +99,12 @@ func xdsODPerEndpoint() spec.Spec {
 				news := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
 					return len(e.Addrs) > 0 && e.Addrs[0] == a1
 				})
-				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:\n%s", renderEvents(news))
+				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:\n%s", render(news))
 				sc := news[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState, trace.KindSubchannelShutdown), func(e trace.Event) bool {
 					return e.Subchannel == sc && e.T >= time.Second && e.T < tr.Header.Scenario.End
 				})
-				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):\n%s", renderEvents(st))
+				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):\n%s", render(st))
 				var m []trace.Event
 				for _, id := range []string{"m1", "m2", "m3", "m4"} {
 					m = append(m, trace.Select(tr.Events, trace.OfKind(trace.KindPick), func(e trace.Event) bool { return e.RPC == id && e.Addr == a1 })...)
@@ -173,7 +173,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 				g.Expect(ready[0].T).To(gomega.BeNumerically("<", 2500*time.Millisecond),
 					"b2's subchannel should be READY before the RPCs at 2.5 s, while e1 is ejected")
 				picks := trace.Select(subchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
-				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:\n%s", renderEvents(picks))
+				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:\n%s", render(picks))
 			}},
 		},
 	}
@@ -298,18 +298,9 @@ func servedBy(g gomega.Gomega, tr *trace.Trace, id string) string {
 	return r[0].Backend
 }
 
-// expectFailed checks that RPC id was picked (so outlier detection saw it)
-// and failed.
+// expectFailed checks that RPC id has one result, a failure.
 func expectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 	r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
 	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
 	g.ExpectWithOffset(1, r[0].Code).NotTo(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should fail", id)
-}
-
-func renderEvents(evs []trace.Event) string {
-	var s string
-	for _, e := range evs {
-		s += "  " + e.String() + "\n"
-	}
-	return s
 }

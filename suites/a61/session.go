@@ -115,7 +115,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-SSA-COOKIE-ADDRESS-LIST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"s1", "s2", "i1"} {
-					g.Expect(ssaServed(g, tr, id)).To(gomega.Equal("b2"),
+					g.Expect(servedBy(g, tr, id)).To(gomega.Equal("b2"),
 						"%s's cookie lists b2's two addresses, comma-separated: it should reach b2, which only a session reaches", id)
 				}
 			}},
@@ -187,8 +187,8 @@ func expectAddressRemoved(g gomega.Gomega, tr *trace.Trace) {
 // listing b2/ipv6 and b2/ipv4 still reaches b2 (through b2/ipv4), while a
 // cookie naming b2/ipv6 alone goes to the child (b1).
 func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(ssaServed(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
-	g.Expect(ssaServed(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
+	g.Expect(servedBy(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
+	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
 }
 
 // expectPickOrder, from outside: s2 reaches b2 (the READY address later in
@@ -197,13 +197,13 @@ func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
 // CONNECTING b2/ipv4 waited on); o1, naming no address in the map, goes to
 // the child.
 func expectPickOrder(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(ssaServed(g, tr, "s2")).To(gomega.Equal("b2"))
-	g.Expect(ssaServed(g, tr, "i1")).To(gomega.Equal("b2"))
+	g.Expect(servedBy(g, tr, "s2")).To(gomega.Equal("b2"))
+	g.Expect(servedBy(g, tr, "i1")).To(gomega.Equal("b2"))
 	clear := trace.Select(tr.Events, trace.OfKind(trace.KindFaultClear), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b2/ipv4") })
 	g.Expect(clear).NotTo(gomega.BeEmpty())
 	g.Expect(resultAt(g, tr, "i1")).To(gomega.BeNumerically("<", clear[0].T),
 		"i1 should be served through b2/ipv6 (IDLE, connected by the pick) before b2/ipv4 (CONNECTING, dropped until %s) could be", trace.FormatT(clear[0].T))
-	g.Expect(ssaServed(g, tr, "o1")).To(gomega.Equal("b1"))
+	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"))
 }
 
 // expectIdleBeforeConnecting: s2 is picked at once on b2/ipv6's READY
@@ -229,14 +229,6 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
 	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:\n%s", render(p))
-}
-
-// ssaServed is the backend that answered RPC id, which should succeed.
-func ssaServed(g gomega.Gomega, tr *trace.Trace, id string) string {
-	r := rpcResults(tr, id)
-	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	g.ExpectWithOffset(1, r[0].Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should succeed: %s", id, r[0].Err)
-	return r[0].Backend
 }
 
 // resultAt is the time of RPC id's result.

@@ -122,7 +122,7 @@ func xdsDualstackGuardOn() spec.Spec {
 		Doc: requirement.A61, Section: sectionEnvGuard,
 		Labels:    []string{spec.LabelXDS},
 		Scenario:  s,
-		Agreement: xdsAgreement(s),
+		Agreement: spec.XDSSpreadAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: "A61-XDS-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:\n%s", render(xdsAll(tr)))

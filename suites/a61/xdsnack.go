@@ -6,7 +6,6 @@ import (
 
 	"github.com/onsi/gomega"
 
-	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -100,7 +99,7 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 		Doc: requirement.A61, Section: sectionXDSAddrs,
 		Labels:    []string{spec.LabelXDS},
 		Scenario:  s,
-		Agreement: xdsAgreement(s),
+		Agreement: spec.XDSSpreadAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: c.req, Assert: func(g gomega.Gomega, tr *trace.Trace) { expectEDSNACK(g, tr, c) }},
 			{Requirement: c.req, Assert: func(g gomega.Gomega, tr *trace.Trace) { expectFirstVersionServes(g, tr, first, second) }},
@@ -200,24 +199,4 @@ func acked(tr *trace.Trace, typeURL, v string) bool {
 // xdsAll is every xds-request of tr.
 func xdsAll(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
-}
-
-// xdsAgreement compares what both modes see of an xDS run: the client's
-// xDS requests, the LB configs the resolver pushed, the subchannels made
-// and each RPC's outcome, within labSlack. Left out: subchannel shutdowns
-// (the lab closes the channel at the end), resolver updates (the lab
-// records every push of the resolver) and which backend answered an RPC:
-// round_robin starts each picker at a random child, and how many pickers
-// the lab builds, drawing each time, depends on its timing; each mode's
-// checks hold the RPCs' spread.
-func xdsAgreement(s *scenario.Scenario) *compare.Options {
-	end := s.End
-	return &compare.Options{
-		Select: []trace.Pred{
-			trace.OfKind(trace.KindXDSRequest, trace.KindConfigUpdate, trace.KindSubchannelNew, trace.KindRPCResult),
-			func(e trace.Event) bool { return e.T < end },
-		},
-		Ignore:    []string{"peer", "backend"},
-		Tolerance: labSlack,
-	}
 }

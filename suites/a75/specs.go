@@ -51,18 +51,10 @@ func agreement(s *scenario.Scenario) *compare.Options {
 	return spec.XDSAgreement(s, labSlack)
 }
 
-// spreadAgreement is agreement without which backend answered each RPC,
-// for scenarios in which round_robin spreads RPCs over several endpoints.
-// round_robin starts its rotation at a random endpoint each time it builds
-// a picker (reference/roundrobin, from the run's seeded randomness); in
-// the lab, subchannels turning READY in another order or one by one make
-// more pickers than in the simulator, so the draws differ and so does the
-// backend of each RPC (seen: aggregate-eds-then-dns's r1 on b2 in the lab,
-// b1 in the simulator). The specs' checks assert the spread itself.
+// spreadAgreement is spec.XDSSpreadAgreement within labSlack (seen:
+// aggregate-eds-then-dns's r1 on b2 in the lab, b1 in the simulator).
 func spreadAgreement(s *scenario.Scenario) *compare.Options {
-	o := agreement(s)
-	o.Ignore = append(o.Ignore, "backend")
-	return o
+	return spec.XDSSpreadAgreement(s, labSlack)
 }
 
 // policyEvents is the Needs of a check that reads the policy's own events
