@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"syscall"
-	"time"
 )
 
 // Crash is a driver run that ended because the implementation crashed: the
@@ -48,7 +47,3 @@ func crashSignal(exitErr error) (syscall.Signal, bool) {
 	}
 	return 0, false
 }
-
-// exitGrace bounds how long failure waits for a driver whose pipe broke to
-// be reaped, so that its exit status (a crash?) is known.
-const exitGrace = time.Second

@@ -312,26 +312,16 @@ func (p *Process) replied(op any, r reply, out *reply) error {
 
 // failure is err with the driver's exit status and stderr tail.
 //
-// A driver whose pipes broke is given exitGrace to be reaped, so that a
-// crash of the implementation is told from a driver fault: the former is a
-// *Crash.
+// Callers kill the driver first (Kill waits until it is reaped), so its
+// exit status is known: a crash of the implementation, told from a driver
+// fault by the signal, is a *Crash.
 func (p *Process) failure(err error) error {
 	msg := fmt.Sprintf("driver: %v", err)
-	exited := false
+	var exitErr error // p.exitErr may be read only once the process has exited
 	select {
 	case <-p.exited:
-		exited = true
-	case <-p.done: // stdout closed: the process is going
-		select {
-		case <-p.exited:
-			exited = true
-		case <-time.After(exitGrace):
-		}
-	default:
-	}
-	var exitErr error // p.exitErr may be read only once the process has exited
-	if exited {
 		exitErr = p.exitErr
+	default: // still running: close's timeout
 	}
 	if exitErr != nil {
 		msg += fmt.Sprintf(" (driver %v)", exitErr)
