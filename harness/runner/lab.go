@@ -43,7 +43,7 @@ func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 			return nil, fmt.Errorf("%s: %w", s.Name, err)
 		}
 	}
-	lw := &labWorld{s: s, env: env, rpcs: map[string]context.CancelFunc{}}
+	lw := &labWorld{s: s, env: env, rpcs: map[string]context.CancelFunc{}, states: newStateLog()}
 	lw.log = NewEventLog(func() time.Duration { return lw.lab.Now() })
 	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { lw.log.Add(fromLab(e)) }}
 	for _, b := range s.Backends {
@@ -102,9 +102,10 @@ type labWorld struct {
 	last resolver.State             // the last resolver update pushed
 	sc   *serviceconfig.ParseResult // the config steps' service config; nil: the default one
 
-	wg   sync.WaitGroup // the state watcher and the RPCs
-	mu   sync.Mutex
-	rpcs map[string]context.CancelFunc
+	wg     sync.WaitGroup // the state watcher and the RPCs
+	states *stateLog      // what the state watcher has recorded
+	mu     sync.Mutex
+	rpcs   map[string]context.CancelFunc
 
 	// With scenario.TargetXDS (res is then nil): the management server,
 	// the xds steps applied so far, and the LOGICAL_DNS answers.
@@ -173,11 +174,16 @@ func (lw *labWorld) watchStates() {
 	defer lw.wg.Done()
 	for s := lw.cc.GetState(); ; s = lw.cc.GetState() {
 		lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
+		lw.states.record(s)
 		if s == connectivity.Shutdown || !lw.cc.WaitForStateChange(context.Background(), s) {
 			return
 		}
 	}
 }
+
+// stateCatchUp bounds how long close waits for the channel-state watcher
+// to record the channel's last state before closing it.
+const stateCatchUp = time.Second
 
 func (lw *labWorld) close() {
 	lw.mu.Lock()
@@ -185,6 +191,7 @@ func (lw *labWorld) close() {
 		cancel()
 	}
 	lw.mu.Unlock()
+	lw.states.await(lw.cc.GetState(), stateCatchUp)
 	lw.cc.Close() // ends the watcher after it records SHUTDOWN, and the xDS resolver
 	lw.wg.Wait()
 	lw.unreg()
