@@ -12,6 +12,7 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
@@ -151,7 +152,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	start := time.Now()
-	outcomes := spec.RunJobs(ctx, jobs, spec.Reference, f.parallel, progress(stderr))
+	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progress(stderr))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -241,7 +242,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	outcomes := spec.RunJobs(ctx, jobs, spec.Reference, f.parallel, progress(stderr))
+	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progress(stderr))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

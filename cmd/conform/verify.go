@@ -16,7 +16,7 @@ import (
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/htmlreport"
 	"github.com/conformlab/conform/harness/requirement"
-	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
@@ -176,11 +176,8 @@ func verifyImpl(ctx context.Context, impl driver.Impl, jobs []spec.Job, parallel
 		r.wall = time.Since(start)
 		return r
 	}
-	run := func(ctx context.Context, s *scenario.Scenario, _ trace.Mode, seed uint64) (*trace.Trace, error) {
-		return driver.RunLab(ctx, s, impl, driver.Options{Seed: seed, Cache: cache})
-	}
 	fmt.Fprintf(stderr, "conform: %s: %d scenarios\n", impl, len(jobs))
-	r.outcomes = spec.RunJobs(ctx, jobs, run, parallel, progress(stderr))
+	r.outcomes = spec.RunJobs(ctx, jobs, runner.Driver{Impl: impl, Cache: cache}, parallel, progress(stderr))
 	for _, o := range r.outcomes {
 		if o.Trace != nil && o.Spec.Agreement != nil {
 			r.golden[o.Spec.Name()] = compareGolden(tracesDir, o)

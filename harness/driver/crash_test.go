@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/conformlab/conform/harness/driver/drivertest"
 	"github.com/conformlab/conform/netlab"
 )
 
@@ -37,7 +38,7 @@ echo "C-core: about to fall over" >&2
 	} {
 		t.Run(name, func(t *testing.T) {
 			var pid int
-			p, err := startFake(lab, fakeDriver(t, hello+c.exit), &pid)
+			p, err := startFake(lab, Command{Path: drivertest.Script(t, hello+c.exit)}, &pid)
 			if err != nil {
 				t.Fatal(err)
 			}

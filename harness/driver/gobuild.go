@@ -313,3 +313,21 @@ func tail(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// FindSource is conform's source tree if the working directory is inside
+// it, else "".
+func FindSource() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module "+conformModule+"\n") {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
+}

@@ -1,10 +1,10 @@
-// Package driver runs scenarios against implementations in other processes:
-// drivers speaking the protocol of PROTOCOL.md (JSON lines on stdin and
-// stdout), started inside the lab's client namespace. It parses
-// implementation specs (ParseImpl), makes their drivers runnable (Installer:
-// the Go driver is built per grpc-go version into a cache), talks to a
-// running driver (Process) and runs a scenario through one in the lab
-// (RunLab).
+// Package driver is the host side of the driver protocol (PROTOCOL.md: JSON
+// lines on stdin and stdout), by which implementations in other processes
+// are put under test: it parses implementation specs (ParseImpl), makes
+// their drivers runnable (Installer: the Go driver is built per grpc-go
+// version into a cache, grpc-js is installed from npm) and talks to a
+// running driver started inside the lab's client namespace (Process).
+// Running a scenario through one is harness/runner's (runner.Driver).
 package driver
 
 import (

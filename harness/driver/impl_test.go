@@ -1,13 +1,8 @@
 package driver
 
 import (
-	"errors"
-	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/conformlab/conform/harness/scenario"
 )
 
 // TestParseImpl_SpecsAndErrors verifies the spec forms conform accepts and
@@ -29,115 +24,5 @@ func TestParseImpl_SpecsAndErrors(t *testing.T) {
 		if _, err := ParseImpl(spec); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("ParseImpl(%q) error = %v, want %q", spec, err, reason)
 		}
-	}
-}
-
-// TestNeeds_NamesWhatAScenarioNeeds verifies the capabilities derived from a
-// scenario: a dual-stack endpoint needs endpoints and mixed families, an LB
-// policy needs service_config, a wait-for-ready RPC wait_for_ready.
-func TestNeeds_NamesWhatAScenarioNeeds(t *testing.T) {
-	// pick_first flattens endpoints itself (A61): a driver without
-	// endpoints can run a pick_first scenario from the flattened list.
-	got := strings.Join(needs(heDroppedIPv6()), ",")
-	if want := "mixed_families,service_config,wait_for_ready"; got != want {
-		t.Errorf("needs(pick_first) = %s, want %s", got, want)
-	}
-	rr := heDroppedIPv6()
-	rr.Client.LBPolicy = "round_robin"
-	if got, want := strings.Join(needs(rr), ","), "endpoints,mixed_families,service_config,wait_for_ready"; got != want {
-		t.Errorf("needs(round_robin) = %s, want %s", got, want)
-	}
-	if got := needs(flatIPv6First(0)); strings.Join(got, ",") != "mixed_families,service_config" {
-		t.Errorf("needs(flat) = %v", got)
-	}
-}
-
-// TestServiceConfig_FromClient verifies how the scenario's client becomes a
-// service config in standard names.
-func TestServiceConfig_FromClient(t *testing.T) {
-	if got := serviceConfig(scenario.Client{LBPolicy: "round_robin"}); got != `{"loadBalancingConfig":[{"round_robin":{}}]}` {
-		t.Errorf("got %s", got)
-	}
-	if got := serviceConfig(scenario.Client{}); got != "" {
-		t.Errorf("no policy: got %q, want the implementation's default", got)
-	}
-}
-
-// TestNeeds_AttemptDelayExtension verifies that a scenario configuring the
-// reference's Connection Attempt Delay knob needs a driver that has one.
-func TestNeeds_AttemptDelayExtension(t *testing.T) {
-	s := heDroppedIPv6()
-	s.Client.LBConfig = `{"connectionAttemptDelay": "50ms"}`
-	if got := strings.Join(needs(s), ","); !strings.Contains(got, CanAttemptDelay) {
-		t.Errorf("needs = %s, want %s among them", got, CanAttemptDelay)
-	}
-}
-
-// TestMissingCapabilities_ConfigStep verifies a scenario that changes the
-// LB config during the run is one no driver can express, with the reason.
-func TestMissingCapabilities_ConfigStep(t *testing.T) {
-	all := Hello{Can: map[string]bool{}}
-	for _, c := range []string{CanEndpoints, CanMixedFamilies, CanServiceConfig, CanShuffle, CanAttemptDelay, CanWaitForReady, CanXDS, CanResolver} {
-		all.Can[c] = true
-	}
-	s := heDroppedIPv6()
-	if got := (&labRun{s: s}).missingCapabilities(all); got != "" {
-		t.Fatalf("without a config step: missing %q, want nothing", got)
-	}
-	s.Steps = append(s.Steps, scenario.Step{At: s.End, Action: scenario.Config("pick_first", `{}`)})
-	if got := (&labRun{s: s}).missingCapabilities(all); !strings.Contains(got, "a config step") {
-		t.Errorf("with a config step: missing %q, want the config step named", got)
-	}
-}
-
-// TestNotApplicable_IsAVerdictReason verifies a wrapped *NotApplicable
-// still gives its reason to whoever turns errors into verdicts.
-func TestNotApplicable_IsAVerdictReason(t *testing.T) {
-	err := fmt.Errorf("he (lab, grpcio): %w", &NotApplicable{Reason: "no endpoints"})
-	var na interface{ NotApplicable() string }
-	if !errors.As(err, &na) || na.NotApplicable() != "no endpoints" {
-		t.Errorf("errors.As(%v) = %v", err, na)
-	}
-}
-
-// TestPoliciesUsed_FindsNestedPolicies verifies that the policies a
-// scenario's config uses are found at any depth.
-func TestPoliciesUsed_FindsNestedPolicies(t *testing.T) {
-	c := scenario.Client{ServiceConfig: `{"loadBalancingConfig":[{"priority_experimental":{"children":{"p0":{"config":[{"ring_hash_experimental":{}}]}},"priorities":["p0"]}}]}`}
-	if got := strings.Join(policiesUsed(c), ","); got != "priority_experimental,ring_hash_experimental" {
-		t.Errorf("policiesUsed = %s", got)
-	}
-	if got := strings.Join(policiesUsed(scenario.Client{LBPolicy: "round_robin"}), ","); got != "round_robin" {
-		t.Errorf("policiesUsed(round_robin) = %s", got)
-	}
-}
-
-// TestSubstitute_ChannelStateStandsInForThePolicy verifies that a third
-// party's run waits on the channel's state where a scenario waits on the
-// root policy's, and the reference's run does not.
-func TestSubstitute_ChannelStateStandsInForThePolicy(t *testing.T) {
-	third := &labRun{}
-	if got := third.Substitute("balancer-state"); got != "channel-state" {
-		t.Errorf("third party: %s, want channel-state", got)
-	}
-	if got := third.Substitute("rpc-result"); got != "rpc-result" {
-		t.Errorf("third party, rpc-result: %s", got)
-	}
-	ref := &labRun{policyEvents: true}
-	if got := ref.Substitute("balancer-state"); got != "balancer-state" {
-		t.Errorf("reference: %s, want balancer-state", got)
-	}
-}
-
-// TestNeeds_SessionMetadata verifies that a scenario whose RPCs carry
-// conform's stand-in for the stateful-session filter needs a driver that
-// understands it.
-func TestNeeds_SessionMetadata(t *testing.T) {
-	s := scenario.New("session").Backend("b1", scenario.V4Only).
-		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(0, scenario.RPC("r1", scenario.Metadata("x-conform-session", "abc"))).
-		End(time.Second).MustBuild()
-	if got := strings.Join(needs(s), ","); !strings.Contains(got, CanSessionMetadata) {
-		t.Errorf("needs = %s, want %s among them", got, CanSessionMetadata)
 	}
 }

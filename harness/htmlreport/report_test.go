@@ -31,7 +31,7 @@ func simTrace(t *testing.T) *trace.Trace {
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(30 * time.Second).
 		MustBuild()
-	tr, err := runner.Sim(context.Background(), s, runner.Options{Seed: 1})
+	tr, err := runner.Run(context.Background(), s, runner.Reference, trace.ModeSim, runner.Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

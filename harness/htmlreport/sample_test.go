@@ -56,7 +56,7 @@ func buildSample(t *testing.T) sample {
 		return tr
 	}
 	sim := func(s *scenario.Scenario) *trace.Trace {
-		tr, err := runner.Sim(ctx, s, runner.Options{Seed: 1})
+		tr, err := runner.Run(ctx, s, runner.Reference, trace.ModeSim, runner.Options{Seed: 1})
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}

@@ -79,7 +79,7 @@ func checkConfigChange(t *testing.T, tr *trace.Trace) {
 // TestSim_ConfigStep verifies a config step reaches the simulated policy at
 // its time, is recorded, and stays in force for later resolver updates.
 func TestSim_ConfigStep(t *testing.T) {
-	tr, err := Sim(context.Background(), configChange(), Options{Seed: 1})
+	tr, err := Run(context.Background(), configChange(), Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -90,7 +90,7 @@ func TestSim_ConfigStep(t *testing.T) {
 // reaches the channel as a service config from the resolver.
 func TestLab_ConfigStep(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), configChange(), Options{Seed: 1})
+	tr, err := Run(context.Background(), configChange(), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -105,7 +105,7 @@ func TestSim_ConfigStepCannotChangePolicy(t *testing.T) {
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(time.Millisecond, scenario.Config("round_robin", `{}`)).
 		End(time.Second).MustBuild()
-	_, err := Sim(context.Background(), s, Options{Seed: 1})
+	_, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), "cannot change the policy") || !strings.Contains(err.Error(), "steps[1] (config)") {
 		t.Fatalf("Sim error = %v, want the config step refused", err)
 	}

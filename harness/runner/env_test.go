@@ -10,36 +10,6 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// TestReferenceEnvOf_OptionsOrLoudError verifies each variable of a
-// scenario's environment becomes a reference option, is what the reference
-// always does, or is an error naming it.
-func TestReferenceEnvOf_OptionsOrLoudError(t *testing.T) {
-	cases := []struct {
-		env     map[string]string
-		want    referenceEnv
-		errPart string
-	}{
-		{env: nil},
-		{env: map[string]string{scenario.EnvAggregateClusterBackwardCompat: "true"}, want: referenceEnv{aggregateClusterBackwardCompat: true}},
-		{env: map[string]string{scenario.EnvAggregateClusterBackwardCompat: "false"}},
-		{env: map[string]string{scenario.EnvXDSDualstackEndpoints: "true", scenario.EnvPickFirstLBConfig: "true"}},
-		{env: map[string]string{scenario.EnvPriorityChildPolicyCache: "true"}, want: referenceEnv{priorityChildPolicyCache: true}},
-		{env: map[string]string{scenario.EnvXDSDualstackEndpoints: "false"}, errPart: "client.env." + scenario.EnvXDSDualstackEndpoints + "=false"},
-		{env: map[string]string{scenario.EnvPickFirstLBConfig: "false"}, errPart: "client.env." + scenario.EnvPickFirstLBConfig + "=false"},
-	}
-	for _, c := range cases {
-		got, err := referenceEnvOf(c.env)
-		switch {
-		case c.errPart == "" && err != nil:
-			t.Errorf("referenceEnvOf(%v): %v", c.env, err)
-		case c.errPart != "" && (err == nil || !strings.Contains(err.Error(), c.errPart)):
-			t.Errorf("referenceEnvOf(%v) error = %v, want one naming %s", c.env, err, c.errPart)
-		case c.errPart == "" && got != c.want:
-			t.Errorf("referenceEnvOf(%v) = %+v, want %+v", c.env, got, c.want)
-		}
-	}
-}
-
 // backwardCompat: an aggregate naming pick_first over eds1 and eds2, each
 // round_robin, with env as the client's environment.
 func backwardCompat(env map[string]string) *scenario.Scenario {
@@ -88,7 +58,7 @@ func TestSim_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 		if on {
 			env[scenario.EnvAggregateClusterBackwardCompat] = "true"
 		}
-		tr, err := Sim(context.Background(), backwardCompat(env), Options{Seed: 1})
+		tr, err := Run(context.Background(), backwardCompat(env), Reference, trace.ModeSim, Options{Seed: 1})
 		if err != nil {
 			t.Fatalf("switch %v: %v\n%s", on, err, dump(tr.Events))
 		}
@@ -99,30 +69,12 @@ func TestSim_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 	}
 }
 
-// TestReferenceEnv_ChildPolicyCacheOnEveryPriority verifies A115's revert
-// switch reaches every priority config of the reference's LB config, and
-// only with the switch.
-func TestReferenceEnv_ChildPolicyCacheOnEveryPriority(t *testing.T) {
-	cfg := `{"children":{"p0":{"config":[{"conform_priority":{"children":{},"priorities":[]}}]}},"priorities":["p0"]}`
-	got, err := referenceEnv{priorityChildPolicyCache: true}.lbConfig("conform_priority", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"childPolicyCache":true,"children":{"p0":{"config":[{"conform_priority":{"childPolicyCache":true,"children":{},"priorities":[]}}]}},"priorities":["p0"]}`
-	if got != want {
-		t.Errorf("lbConfig = %s, want %s", got, want)
-	}
-	if got, _ := (referenceEnv{}).lbConfig("conform_priority", cfg); got != cfg {
-		t.Errorf("without the switch lbConfig = %s, want it unchanged", got)
-	}
-}
-
 // TestSim_IgnoresProcessEnvironment verifies the reference does not read
 // the process's environment: the switch set there, not in the scenario,
 // changes nothing.
 func TestSim_IgnoresProcessEnvironment(t *testing.T) {
 	t.Setenv(scenario.EnvAggregateClusterBackwardCompat, "true")
-	tr, err := Sim(context.Background(), backwardCompat(nil), Options{Seed: 1})
+	tr, err := Run(context.Background(), backwardCompat(nil), Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -136,11 +88,11 @@ func TestSim_IgnoresProcessEnvironment(t *testing.T) {
 // for.
 func TestRuns_RefuseEnvTheReferenceCannotHonour(t *testing.T) {
 	s := backwardCompat(map[string]string{scenario.EnvXDSDualstackEndpoints: "false"})
-	_, err := Sim(context.Background(), s, Options{Seed: 1})
+	_, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), scenario.EnvXDSDualstackEndpoints) {
 		t.Errorf("Sim error = %v, want one naming %s", err, scenario.EnvXDSDualstackEndpoints)
 	}
-	_, err = Lab(context.Background(), s, Options{Seed: 1})
+	_, err = Run(context.Background(), s, Reference, trace.ModeLab, Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), scenario.EnvXDSDualstackEndpoints) {
 		t.Errorf("Lab error = %v, want one naming %s", err, scenario.EnvXDSDualstackEndpoints)
 	}
@@ -150,7 +102,7 @@ func TestRuns_RefuseEnvTheReferenceCannotHonour(t *testing.T) {
 // it reaches the reference's xDS resolver as an option.
 func TestLab_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), backwardCompat(map[string]string{scenario.EnvAggregateClusterBackwardCompat: "true"}), Options{Seed: 1})
+	tr, err := Run(context.Background(), backwardCompat(map[string]string{scenario.EnvAggregateClusterBackwardCompat: "true"}), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}

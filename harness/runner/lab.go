@@ -5,205 +5,165 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/resolver"
-	"google.golang.org/grpc/resolver/manual"
-	"google.golang.org/grpc/serviceconfig"
-	"google.golang.org/grpc/status"
-
-	"github.com/conformlab/conform/harness/recorder"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/netlab/dns"
 	"github.com/conformlab/conform/netlab/xdsserver"
-	"github.com/conformlab/conform/reference"
 )
 
-// Lab runs s against the reference in a network lab of its own, on wall
-// time: real backends and faults, packets captured in the client namespace,
-// and a real grpc-go channel whose policy is wrapped in the recorder, so the
-// trace has the same LB-level events as a simulated one plus the network's.
-// It needs root (see netlab.Available).
-func Lab(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
-	xds := s.Client.Target == scenario.TargetXDS
-	var policy, config string
-	env, err := referenceEnvOf(s.Client.Env)
+// labClient is the implementation's side of a lab run: its channel, in this
+// process or in a driver process, which takes the scenario's resolver
+// updates, config steps and RPCs. The lab run does the rest (faults,
+// backends, the xDS management server's resources) and records the
+// stimuli it applies itself.
+type labClient interface {
+	// start creates the client in lr's lab (the channel may wait for the
+	// first resolver update).
+	start(ctx context.Context, lr *labRun, seed uint64) error
+	// resolve gives the client a resolver update, and records it.
+	resolve(u scenario.ResolverUpdate) error
+	// startRPC sends one RPC; its start is recorded already.
+	startRPC(a scenario.StartRPC) error
+	// setConfig gives the channel a new LB config.
+	setConfig(a scenario.SetConfig) error
+	// substitute names the kind of event that stands in for kind when the
+	// client does not show its policy's own events, or kind itself.
+	substitute(kind string) string
+	// close stops the client; its last events are recorded when it
+	// returns.
+	close() error
+	// describe completes the trace's header with what the client says of
+	// itself (its version and capabilities).
+	describe(h *trace.Header)
+}
+
+// labRun is one scenario run in a lab of its own: the timeline's world.
+type labRun struct {
+	s      *scenario.Scenario
+	lab    *netlab.Lab
+	log    *EventLog // on the lab's clock
+	client labClient
+	name   string // the implementation, as the trace names it
+
+	// With an xds target: the lab's management server, and how many xds
+	// steps were applied (their default versions are "1", "2", …).
+	xds      *xdsserver.Server
+	xdsSteps int
+	// The lab DNS, when the client resolves names (startDNS).
+	dns *dns.Server
+}
+
+// runLab runs s against impl in a lab of its own, on wall time: real
+// backends and faults, packets captured in the client namespace, the lab's
+// services, and impl's client. It needs root (see netlab.Available).
+func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) (*trace.Trace, error) {
+	c, err := impl.labClient(ctx, s)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	if !xds { // an xDS client's policy is the resolver's tree
-		if policy, config, err = referencePolicy(s.Client, env); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name, err)
+	lr := &labRun{s: s, client: c, name: impl.String()}
+	lr.log = NewEventLog(func() time.Duration { return lr.lab.Now() })
+	cfg := netlab.Config{Capture: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
+	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	defer lr.lab.Close()
+	tr, err := lr.run(ctx, opts.Seed)
+	if err != nil {
+		return tr, fmt.Errorf("%s (lab, %s): %w", s.Name, impl, err)
+	}
+	return tr, nil
+}
+
+// run starts the lab's services and the client, carries out the timeline
+// and stops them all. The trace is nil only when the scenario is not
+// applicable.
+func (lr *labRun) run(ctx context.Context, seed uint64) (*trace.Trace, error) {
+	var err error
+	if lr.s.Client.Target == scenario.TargetXDS {
+		err = lr.startXDS()
+	}
+	if err == nil {
+		err = lr.client.start(ctx, lr, seed)
+	}
+	if err != nil {
+		err = errors.Join(err, lr.closeServices())
+		if na := (*NotApplicable)(nil); errors.As(err, &na) {
+			return nil, err
 		}
+		return lr.trace(seed), err
 	}
-	lw := &labWorld{s: s, env: env, rpcs: map[string]context.CancelFunc{}, states: newStateLog()}
-	lw.log = NewEventLog(func() time.Duration { return lw.lab.Now() })
-	cfg := netlab.Config{Capture: true, OnEvent: func(e netlab.Event) { lw.log.Add(fromLab(e)) }}
-	for _, b := range s.Backends {
-		cfg.Backends = append(cfg.Backends, netlab.BackendConfig{Name: b.Name, Families: labFamilies[b.Stack]})
+	tl, err := newTimeline(lr.s, AddrOf, lr)
+	if err == nil {
+		lr.log.Start()
+		err = tl.run(ctx)
 	}
-	if lw.lab, err = netlab.Start(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	defer lw.lab.Close()
-	if xds {
-		if err := lw.startXDS(); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name, err)
-		}
-		defer lw.xds.Close() // before the lab's: it leaves the namespace as it found it
-		err = lw.connectXDS(opts.Seed)
-	} else {
-		err = lw.connect(policy, config, opts.Seed)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	tl, err := newTimeline(s, AddrOf, lw)
-	if err != nil {
-		lw.close()
-		return nil, fmt.Errorf("%s: %w", s.Name, err)
-	}
-	lw.log.Start()
-	runErr := tl.run(ctx)
-	lw.close()
-	lw.lab.Close() // settles the capture before the events are read
-	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeLab, opts.Seed), Events: lw.log.Sorted()}
-	if runErr != nil {
-		return t, fmt.Errorf("%s (lab): %w", s.Name, runErr)
-	}
-	return t, nil
+	err = errors.Join(err, lr.client.close(), lr.closeServices())
+	return lr.trace(seed), err
 }
 
-var labFamilies = map[scenario.Stack]netlab.Families{
-	scenario.Dual: netlab.Dual, scenario.V4Only: netlab.IPv4Only, scenario.V6Only: netlab.IPv6Only,
+// trace closes the lab, which settles the capture, and returns the run's
+// trace.
+func (lr *labRun) trace(seed uint64) *trace.Trace {
+	lr.lab.Close()
+	h := trace.NewHeader(lr.s, lr.name, trace.ModeLab, seed)
+	lr.client.describe(&h)
+	return &trace.Trace{Header: h, Events: lr.log.Sorted()}
 }
 
-// labWorld adapts a lab and a grpc-go channel to the timeline.
-type labWorld struct {
-	s     *scenario.Scenario
-	env   referenceEnv // the reference's options from the scenario's environment
-	lab   *netlab.Lab
-	log   *EventLog // on the lab's clock
-	res   *manual.Resolver
-	cc    *grpc.ClientConn
-	unreg func()
-
-	// What a config step needs to wrap a new policy config as connect
-	// wrapped the first, and to push it with the last resolver state.
-	sink string
-	seed uint64
-	last resolver.State             // the last resolver update pushed
-	sc   *serviceconfig.ParseResult // the config steps' service config; nil: the default one
-
-	wg     sync.WaitGroup // the state watcher and the RPCs
-	states *stateLog      // what the state watcher has recorded
-	mu     sync.Mutex
-	rpcs   map[string]context.CancelFunc
-
-	// With scenario.TargetXDS (res is then nil): the management server,
-	// the xds steps applied so far, and the LOGICAL_DNS answers.
-	xds  *xdsserver.Server
-	xdsN int
-	dns  *xdsDNS
-}
-
-// sinkSeq makes each lab run's recorder sink name unique in the process.
-var sinkSeq struct {
-	sync.Mutex
-	n int
-}
-
-// connect builds the channel: a manual resolver, the lab's dialer, and the
-// reference policy wrapped in the recorder, whose events share the lab's
-// timebase.
-func (lw *labWorld) connect(policy, config string, seed uint64) error {
-	sinkSeq.Lock()
-	sinkSeq.n++
-	lw.sink, lw.seed = fmt.Sprintf("runner-lab-%d", sinkSeq.n), seed
-	sinkSeq.Unlock()
-	lw.unreg = recorder.RegisterSink(lw.sink, timedSink{lw.log, lw.lab})
-	lw.res = manual.NewBuilderWithScheme("conform")
-	sc := lw.serviceConfig(policy, config)
-	cc, err := grpc.NewClient("conform:///"+lw.s.Name,
-		grpc.WithResolvers(lw.res),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(lw.lab.GRPCDialer()),
-		grpc.WithDefaultServiceConfig(sc))
-	if err != nil {
-		lw.unreg()
-		return err
+// closeServices stops the lab DNS and the management server, if started.
+func (lr *labRun) closeServices() error {
+	var err error
+	if lr.dns != nil {
+		err = lr.dns.Close()
+		lr.dns = nil
 	}
-	lw.cc = cc
-	cc.Connect() // builds the resolver, so that updates can be pushed
-	lw.wg.Add(1)
-	go lw.watchStates()
-	return nil
-}
-
-// serviceConfig is the channel's service config for the reference policy
-// and its JSON config: the policy wrapped in the recorder, with the run's
-// sink and seed.
-func (lw *labWorld) serviceConfig(policy, config string) string {
-	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, lw.sink, lw.seed, policy, config)
-}
-
-// timedSink stamps recorder events on the lab's timebase.
-type timedSink struct {
-	log *EventLog
-	lab *netlab.Lab
-}
-
-func (t timedSink) Now() time.Duration { return t.lab.Now() }
-
-// Record keeps the recorder's policy events; the stimuli it also records
-// (resolver updates) are the harness's own, recorded once, by the runner.
-func (t timedSink) Record(e trace.Event) {
-	if e.Source != trace.SourceHarness {
-		t.log.Add(e)
+	if lr.xds != nil {
+		err = errors.Join(err, lr.xds.Close())
+		lr.xds = nil
 	}
+	return err
 }
 
-func (lw *labWorld) watchStates() {
-	defer lw.wg.Done()
-	for s := lw.cc.GetState(); ; s = lw.cc.GetState() {
-		lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
-		lw.states.record(s)
-		if s == connectivity.Shutdown || !lw.cc.WaitForStateChange(context.Background(), s) {
-			return
-		}
-	}
+func (lr *labRun) now() time.Duration            { return lr.log.Now() }
+func (lr *labRun) events() []trace.Event         { return lr.log.Events() }
+func (lr *labRun) substitute(kind string) string { return lr.client.substitute(kind) }
+func (lr *labRun) advance(ctx context.Context, cond func() bool, until time.Duration) error {
+	return lr.log.Advance(ctx, cond, until)
 }
 
-// stateCatchUp bounds how long close waits for the channel-state watcher
-// to record the channel's last state before closing it.
-const stateCatchUp = time.Second
-
-func (lw *labWorld) close() {
-	lw.mu.Lock()
-	for _, cancel := range lw.rpcs {
-		cancel()
-	}
-	lw.mu.Unlock()
-	lw.states.await(lw.cc.GetState(), stateCatchUp)
-	lw.cc.Close() // ends the watcher after it records SHUTDOWN, and the xDS resolver
-	lw.wg.Wait()
-	lw.unreg()
-	if lw.xds != nil {
-		lw.xds.Close()
-	}
+// record adds an event stamped now.
+func (lr *labRun) record(e trace.Event) {
+	e.T = lr.lab.Now()
+	lr.log.Add(e)
 }
 
-func (lw *labWorld) now() time.Duration    { return lw.log.Now() }
-func (lw *labWorld) events() []trace.Event { return lw.log.Events() }
-func (lw *labWorld) advance(ctx context.Context, cond func() bool, until time.Duration) error {
-	return lw.log.Advance(ctx, cond, until)
+func (lr *labRun) apply(a scenario.Action) error {
+	switch a := a.(type) {
+	case scenario.ResolverUpdate:
+		return lr.client.resolve(a)
+	case scenario.StartRPC:
+		lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
+			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
+		return lr.client.startRPC(a)
+	case scenario.SetConfig:
+		return lr.client.setConfig(a)
+	case scenario.SetFault:
+		return lr.setFault(a.Addr, labFaults[a.Fault])
+	case scenario.ClearFault:
+		return lr.setFault(a.Addr, netlab.FaultNone)
+	case scenario.BackendDown:
+		return lr.lab.SetBackendDown(a.Backend, true)
+	case scenario.BackendUp:
+		return lr.lab.SetBackendDown(a.Backend, false)
+	case scenario.XDSResources:
+		return lr.setXDS(a)
+	}
+	return fmt.Errorf("the lab cannot apply %s", a.Kind())
 }
 
 var labFaults = map[scenario.FaultType]netlab.Fault{
@@ -211,73 +171,8 @@ var labFaults = map[scenario.FaultType]netlab.Fault{
 	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown,
 }
 
-func (lw *labWorld) apply(a scenario.Action) error {
-	switch a := a.(type) {
-	case scenario.ResolverUpdate:
-		return lw.resolve(a)
-	case scenario.SetFault:
-		return lw.setFault(a.Addr, a.Fault)
-	case scenario.ClearFault:
-		return lw.setFault(a.Addr, "")
-	case scenario.BackendDown:
-		return lw.lab.SetBackendDown(a.Backend, true)
-	case scenario.BackendUp:
-		return lw.lab.SetBackendDown(a.Backend, false)
-	case scenario.StartRPC:
-		lw.startRPC(a)
-		return nil
-	case scenario.SetConfig:
-		if lw.res == nil {
-			return fmt.Errorf("an xDS client's LB config comes from its resources, not from a config step")
-		}
-		return lw.setConfig(a)
-	case scenario.XDSResources:
-		return lw.setXDS(a)
-	}
-	return fmt.Errorf("the lab cannot apply %s", a.Kind())
-}
-
-// setConfig gives the channel a new service config, as a resolver does:
-// the new policy config wrapped in the recorder as connect wraps the first,
-// parsed by the channel and pushed with the last resolver state. The
-// channel hands it to the recorder, which keeps its child when the policy
-// is the same and gives it the new config. Later resolver updates carry it
-// too, as a real resolver's would.
-func (lw *labWorld) setConfig(a scenario.SetConfig) error {
-	policy, config, err := stepPolicy(a, lw.env)
-	if err != nil {
-		return err
-	}
-	pr := lw.res.CC().ParseServiceConfig(lw.serviceConfig(policy, config))
-	if pr.Err != nil {
-		return fmt.Errorf("service config: %w", pr.Err)
-	}
-	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: config})
-	lw.sc = pr
-	st := lw.last
-	st.ServiceConfig = lw.sc
-	lw.res.UpdateState(st)
-	return nil
-}
-
-func (lw *labWorld) resolve(a scenario.ResolverUpdate) error {
-	st, eps, err := resolverState(lw.s, a)
-	if err != nil {
-		return err
-	}
-	if lw.dns != nil {
-		lw.dns.update(eps) // the xDS client's DNS, not the channel's resolver
-		return nil
-	}
-	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
-	lw.last = st
-	st.ServiceConfig = lw.sc
-	lw.res.UpdateState(st)
-	return nil
-}
-
-func (lw *labWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
-	addr, err := lw.s.Concrete(a, AddrOf)
+func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
+	addr, err := lr.s.Concrete(a, AddrOf)
 	if err != nil {
 		return err
 	}
@@ -285,40 +180,83 @@ func (lw *labWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
 	if err != nil {
 		return err
 	}
-	return lw.lab.SetFault(ap, labFaults[f]) // the lab records fault-set / fault-clear
+	return lr.lab.SetFault(ap, f) // the lab records fault-set / fault-clear
 }
 
-// startRPC sends one RPC on its own goroutine and records its start and its
-// result (the backend that answered, or the status code).
-func (lw *labWorld) startRPC(a scenario.StartRPC) {
-	ctx, cancel := context.WithCancel(context.Background())
-	if a.Deadline > 0 {
-		ctx, cancel = context.WithTimeout(context.Background(), a.Deadline)
-	}
-	lw.mu.Lock()
-	lw.rpcs[a.ID] = cancel
-	lw.mu.Unlock()
-	if len(a.Metadata) > 0 {
-		ctx = metadata.NewOutgoingContext(ctx, metadata.New(a.Metadata))
-	}
-	lw.log.Add(trace.Event{T: lw.lab.Now(), Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
-		Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
-	lw.wg.Add(1)
-	go func() {
-		defer lw.wg.Done()
-		defer cancel()
-		backend, err := netlab.CallName(ctx, lw.cc, grpc.WaitForReady(a.WaitForReady))
-		e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: a.ID, Code: trace.CodeName(codes.OK), Backend: backend}
-		if err != nil {
-			st, _ := status.FromError(err)
-			e.Code, e.Err, e.Backend = trace.CodeName(st.Code()), st.Message(), ""
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				e.Code = trace.CodeName(codes.DeadlineExceeded)
-			}
+// startXDS starts the lab's management server in the client namespace; the
+// requests it receives become xds-request events. It answers nothing until
+// the first xds step.
+func (lr *labRun) startXDS() error {
+	srv, err := xdsserver.Start(lr.lab, "client0", xdsserver.WithClock(lr.lab.Now), xdsserver.WithEventHook(func(e xdsserver.Event) {
+		if ev, ok := xdsres.TraceEvent(e); ok {
+			lr.log.Add(ev)
 		}
-		e.T = lw.lab.Now()
-		lw.log.Add(e)
-	}()
+	}))
+	if err != nil {
+		return err
+	}
+	lr.xds = srv
+	return nil
+}
+
+// setXDS applies an xds step: the management server's new state of the
+// world, under the step's version.
+func (lr *labRun) setXDS(x scenario.XDSResources) error {
+	if lr.xds == nil {
+		return fmt.Errorf("an xds step needs client.target %s", scenario.TargetXDS)
+	}
+	lr.xdsSteps++
+	version := xdsres.Version(x, lr.xdsSteps)
+	res, err := xdsres.Build(lr.s, x, xdsOptions)
+	if err != nil {
+		return err
+	}
+	lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindNote,
+		Detail: fmt.Sprintf("xds step: version %s: %s", version, xdsSummary(x))})
+	return lr.xds.SetResources(version, res)
+}
+
+// xdsSummary names an xds step's resources per type: "LDS [l] RDS [r] CDS
+// [c] EDS [c]".
+func xdsSummary(x scenario.XDSResources) string {
+	var l, r, c, e []string
+	for _, v := range x.Listeners {
+		l = append(l, v.Name)
+	}
+	for _, v := range x.RouteConfigs {
+		r = append(r, v.Name)
+	}
+	for _, v := range x.Clusters {
+		c = append(c, v.Name)
+	}
+	for _, v := range x.Endpoints {
+		e = append(e, v.Cluster)
+	}
+	return fmt.Sprintf("LDS %v RDS %v CDS %v EDS %v", l, r, c, e)
+}
+
+// startDNS serves the lab DNS in the client namespace; its queries become
+// dns-query events.
+func (lr *labRun) startDNS() error {
+	lr.dns = dns.New(dns.WithClock(lr.lab.Now), dns.WithOnQuery(func(q dns.Query) {
+		lr.log.Add(trace.Event{T: q.T, Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Peer: q.From.String(),
+			Detail: fmt.Sprintf("%s %s %s", q.Type, q.Name, q.RCode)})
+	}))
+	_, err := lr.dns.ListenIn(lr.lab, "client0")
+	return err
+}
+
+var labFamilies = map[scenario.Stack]netlab.Families{
+	scenario.Dual: netlab.Dual, scenario.V4Only: netlab.IPv4Only, scenario.V6Only: netlab.IPv6Only,
+}
+
+// labBackends are the lab's backend configs for s's backends.
+func labBackends(s *scenario.Scenario) []netlab.BackendConfig {
+	var out []netlab.BackendConfig
+	for _, b := range s.Backends {
+		out = append(out, netlab.BackendConfig{Name: b.Name, Families: labFamilies[b.Stack]})
+	}
+	return out
 }
 
 var labSources = map[netlab.EventKind]trace.Source{

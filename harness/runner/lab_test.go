@@ -27,7 +27,7 @@ func requireLab(t *testing.T) {
 // wall time).
 func TestLab_HappyEyeballsScenario(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), heDroppedIPv6(), Options{Seed: 1})
+	tr, err := Run(context.Background(), heDroppedIPv6(), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -92,11 +92,11 @@ func TestLab_SeededLikeTheSimulator(t *testing.T) {
 		return out
 	}
 	for _, seed := range []uint64{3, 4} {
-		simTr, err := Sim(context.Background(), s, Options{Seed: seed})
+		simTr, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		labTr, err := Lab(context.Background(), s, Options{Seed: seed})
+		labTr, err := Run(context.Background(), s, Reference, trace.ModeLab, Options{Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +110,7 @@ func TestLab_SeededLikeTheSimulator(t *testing.T) {
 // resolver update once (the runner's), not once more from the recorder.
 func TestLab_ResolverUpdatesRecordedOnce(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), heDroppedIPv6(), Options{Seed: 1})
+	tr, err := Run(context.Background(), heDroppedIPv6(), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,14 @@
 // Package runner runs a scenario against an implementation in one mode and
-// returns its trace: in simulation (harness/sim, virtual time, Go balancers
-// only) or in the lab (netlab, real sockets, wall time).
+// returns its trace. Run is the one way a scenario is run: by `conform run`,
+// `verify`, `record`, `lab demo` and the Ginkgo suites alike.
+//
+// An implementation is a value (Impl): the reference in this process
+// (Reference: in the simulator and in the lab, with its policy's events),
+// grpc-go's own policies linked into this process (LinkedGRPCGo), or a
+// driver process (Driver: the lab only). A lab run builds one lab, with its
+// backends, faults, capture and lab services (the xDS management server, the
+// lab DNS), and puts the implementation's client in it: a channel in this
+// process or a driver process, behind one interface (labClient).
 //
 // Both modes carry out the same timeline (steps at times and after events)
 // and name addresses the same way: backend i's addresses are the lab's
@@ -9,15 +17,13 @@
 package runner
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"net/netip"
 
-	"google.golang.org/grpc/resolver"
-
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
-	"github.com/conformlab/conform/reference"
 )
 
 // Options configure a run.
@@ -27,80 +33,45 @@ type Options struct {
 	Seed uint64
 }
 
+// An Impl is an implementation under test: Reference, LinkedGRPCGo or a
+// Driver.
+type Impl interface {
+	// String names the implementation as traces and reports do.
+	String() string
+	// runSim runs s in the simulator, or says why the implementation
+	// cannot run there (*NotApplicable).
+	runSim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error)
+	// labClient returns the client that puts the implementation in a lab
+	// run of s, having done what can be done before the lab exists
+	// (checking the scenario's switches, installing a driver).
+	labClient(ctx context.Context, s *scenario.Scenario) (labClient, error)
+}
+
+// Run runs s against impl in mode and returns the trace. A scenario the
+// implementation cannot express fails with *NotApplicable; a trace is
+// returned with the error when the run got that far.
+func Run(ctx context.Context, s *scenario.Scenario, impl Impl, mode trace.Mode, opts Options) (*trace.Trace, error) {
+	switch mode {
+	case trace.ModeSim:
+		return impl.runSim(ctx, s, opts)
+	case trace.ModeLab:
+		return runLab(ctx, s, impl, opts)
+	}
+	return nil, fmt.Errorf("%s: unknown mode %q (want %s or %s)", s.Name, mode, trace.ModeSim, trace.ModeLab)
+}
+
+// NotApplicable is the error of a run whose scenario needs something the
+// implementation cannot express, with the reason.
+type NotApplicable struct {
+	Reason string
+}
+
+func (e *NotApplicable) Error() string { return "not applicable: " + e.Reason }
+
+// NotApplicable is the reason, for the verdicts.
+func (e *NotApplicable) NotApplicable() string { return e.Reason }
+
 // AddrOf is the address plan every runner uses: the lab's.
 func AddrOf(_ string, index int, fam scenario.Family) string {
 	return netip.AddrPortFrom(netlab.BackendAddr(index, fam == scenario.IPv6), netlab.DefaultPort).String()
-}
-
-// resolverState is the resolver state the reference receives for a
-// scenario's resolver update, in every mode: concrete addresses per endpoint
-// and the endpoint attributes as the reference reads them
-// (reference.Endpoint: "path" is A56's hierarchical path). It also returns
-// the addresses per endpoint, as the resolver-update event records them.
-func resolverState(s *scenario.Scenario, u scenario.ResolverUpdate) (resolver.State, [][]string, error) {
-	eps, err := s.ConcreteEndpoints(u.Endpoints, AddrOf)
-	if err != nil {
-		return resolver.State{}, nil, err
-	}
-	var st resolver.State
-	for i, addrs := range eps {
-		e, err := reference.Endpoint(addrs, u.Endpoints[i].Attrs)
-		if err != nil {
-			return resolver.State{}, nil, err
-		}
-		st.Endpoints = append(st.Endpoints, e)
-	}
-	return st, eps, nil
-}
-
-// referencePolicy returns the reference policy and its JSON config for the
-// scenario's client configuration: LBPolicy/LBConfig, or the first entry of
-// a service config's loadBalancingConfig, or pick_first by default; with
-// the options env gives it.
-func referencePolicy(c scenario.Client, env referenceEnv) (name, config string, err error) {
-	std, cfg := c.LBPolicy, c.LBConfig
-	if c.ServiceConfig != "" {
-		if std, cfg, err = firstLBConfig(c.ServiceConfig); err != nil {
-			return "", "", err
-		}
-	}
-	if std == "" {
-		std = "pick_first"
-	}
-	name, ok := reference.Name(std)
-	if !ok {
-		return "", "", fmt.Errorf("the reference has no policy %q", std)
-	}
-	if cfg == "" {
-		cfg = "{}"
-	}
-	if config, err = reference.RewriteConfig(cfg); err != nil {
-		return "", "", err
-	}
-	config, err = env.lbConfig(name, config)
-	return name, config, err
-}
-
-// stepPolicy is referencePolicy for a config step: the reference policy
-// and its JSON config (standard names rewritten by reference.RewriteConfig).
-func stepPolicy(a scenario.SetConfig, env referenceEnv) (name, config string, err error) {
-	return referencePolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}, env)
-}
-
-// firstLBConfig returns the first policy of a service config's
-// loadBalancingConfig list.
-func firstLBConfig(serviceConfig string) (name, config string, err error) {
-	var sc struct {
-		LoadBalancingConfig []map[string]json.RawMessage `json:"loadBalancingConfig"`
-	}
-	if err := json.Unmarshal([]byte(serviceConfig), &sc); err != nil {
-		return "", "", fmt.Errorf("client.service_config: %w", err)
-	}
-	if len(sc.LoadBalancingConfig) == 0 {
-		return "", "", nil
-	}
-	for k, v := range sc.LoadBalancingConfig[0] {
-		return k, string(v), nil
-	}
-	return "", "", fmt.Errorf("client.service_config: loadBalancingConfig[0] is empty")
 }

@@ -17,11 +17,11 @@ import (
 	"github.com/conformlab/conform/reference/xds/client"
 )
 
-// Sim runs s against the reference in the simulator, on virtual time. The
-// same scenario and seed give the same trace, byte for byte.
-func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
+// simReference runs s against the reference in the simulator, on virtual
+// time. The same scenario and seed give the same trace, byte for byte.
+func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
 	var policy, config string
-	env, err := referenceEnvOf(s.Client.Env)
+	env, err := reference.ParseSwitches(s.Client.Env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -29,7 +29,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 		// The tree's config comes with the first configuration (xdsPush).
 		policy, err = xdsInitialRoot(s, env)
 	} else {
-		policy, config, err = referencePolicy(s.Client, env)
+		policy, config, err = env.Policy(s.Client.EffectiveServiceConfig())
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
@@ -69,7 +69,7 @@ func Sim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace,
 type simWorld struct {
 	s      *scenario.Scenario
 	w      *sim.World
-	env    referenceEnv                  // the reference's options from the scenario's environment
+	env    reference.Switches            // the reference's options from the scenario's environment
 	policy string                        // the reference policy the World was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
@@ -198,7 +198,7 @@ func (sw *simWorld) xdsPush() error {
 	if err != nil {
 		return err
 	}
-	if config, err = sw.env.lbConfig(root, config); err != nil {
+	if config, err = sw.env.Config(root, config); err != nil {
 		return err
 	}
 	if root != sw.policy {

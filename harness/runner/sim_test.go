@@ -37,7 +37,7 @@ func firstOf(evs []trace.Event, kind trace.Kind, addr string) (trace.Event, bool
 // and that the run ends when the RPC has its result.
 func TestSim_HappyEyeballsScenario(t *testing.T) {
 	s := heDroppedIPv6()
-	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	tr, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSim_HappyEyeballsScenario(t *testing.T) {
 func TestSim_SameSeedSameBytes(t *testing.T) {
 	var out [2][]byte
 	for i := range out {
-		tr, err := Sim(context.Background(), heDroppedIPv6(), Options{Seed: 7})
+		tr, err := Run(context.Background(), heDroppedIPv6(), Reference, trace.ModeSim, Options{Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestSim_AfterDelayAndUnmetWait(t *testing.T) {
 		At(0, scenario.Wait(scenario.On("rpc-result").WithRPC("r1").WithCode("OK"), 8*time.Second)).
 		End(time.Minute).
 		MustBuild()
-	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	tr, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
 	if err == nil || !strings.Contains(err.Error(), "steps[4]") || !strings.Contains(err.Error(), "rpc-result rpc=r1 code=OK") {
 		t.Errorf("err = %v, want the unmet wait of steps[4] named", err)
 	}
@@ -134,7 +134,7 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 			End(5 * time.Second).
 			MustBuild()
 	}
-	tr, err := Sim(context.Background(), build("path"), Options{Seed: 1})
+	tr, err := Run(context.Background(), build("path"), Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 	if !ok || res.Backend != "b2" {
 		t.Fatalf("rpc-result %+v (found %v), want answered by b2 (p1) in\n%s", res, ok, dump(tr.Events))
 	}
-	if _, err := Sim(context.Background(), build("weight"), Options{Seed: 1}); err == nil || !strings.Contains(err.Error(), "weight") {
+	if _, err := Run(context.Background(), build("weight"), Reference, trace.ModeSim, Options{Seed: 1}); err == nil || !strings.Contains(err.Error(), "weight") {
 		t.Errorf("an unknown attribute: err %v, want one naming it", err)
 	}
 }
@@ -160,7 +160,7 @@ func TestSim_HealthStep(t *testing.T) {
 		At(200*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving)).
 		End(300 * time.Millisecond).
 		MustBuild()
-	tr, err := Sim(context.Background(), s, Options{Seed: 1})
+	tr, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

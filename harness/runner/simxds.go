@@ -15,6 +15,7 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab/xdsserver"
+	"github.com/conformlab/conform/reference"
 	"github.com/conformlab/conform/reference/xds/client"
 )
 
@@ -76,10 +77,10 @@ var simTypeOrder = []string{resource.ListenerType, resource.RouteType, resource.
 
 // newSimADS starts the client's stream: its first subscription is recorded.
 // The client takes its options of env as the lab's resolver does.
-func newSimADS(listener string, env referenceEnv, record func(trace.Event)) (*simADS, error) {
+func newSimADS(listener string, env reference.Switches, record func(trace.Event)) (*simADS, error) {
 	sess, err := client.NewSession(client.Options{
 		NodeID: xdsNode, Listener: listener,
-		AggregateClusterBackwardCompat: env.aggregateClusterBackwardCompat,
+		AggregateClusterBackwardCompat: env.AggregateClusterBackwardCompat,
 	})
 	if err != nil {
 		return nil, err

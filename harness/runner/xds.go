@@ -15,6 +15,7 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/reference"
 	"github.com/conformlab/conform/reference/xds/client"
 	xdsresolver "github.com/conformlab/conform/reference/xds/resolver"
 )
@@ -97,7 +98,7 @@ func xdsSteps(s *scenario.Scenario) []scenario.XDSResources {
 // simulator builds one policy per run (sim.New), and the xDS resolver's tree
 // has a conform_priority root for an aggregate cluster and a
 // conform_outlier_detection root otherwise.
-func xdsInitialRoot(s *scenario.Scenario, env referenceEnv) (string, error) {
+func xdsInitialRoot(s *scenario.Scenario, env reference.Switches) (string, error) {
 	a, err := newSimADS(s.Client.Listener, env, func(trace.Event) {})
 	if err != nil {
 		return "", err

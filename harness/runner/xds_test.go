@@ -130,7 +130,7 @@ func checkAggregateFailover(t *testing.T, tr *trace.Trace) {
 // cluster's routing and failover and a NACKed update that leaves the
 // previous configuration serving, with the NACK's detail in the trace.
 func TestSim_XDSAggregateFailoverAndNACK(t *testing.T) {
-	tr, err := Sim(context.Background(), xdsAggregateFailover(), Options{Seed: 1})
+	tr, err := Run(context.Background(), xdsAggregateFailover(), Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -142,7 +142,7 @@ func TestSim_XDSAggregateFailoverAndNACK(t *testing.T) {
 func TestSim_XDSSameSeedSameBytes(t *testing.T) {
 	var out [2][]byte
 	for i := range out {
-		tr, err := Sim(context.Background(), xdsAggregateFailover(), Options{Seed: 3})
+		tr, err := Run(context.Background(), xdsAggregateFailover(), Reference, trace.ModeSim, Options{Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +164,7 @@ func TestSim_XDSSameSeedSameBytes(t *testing.T) {
 // cluster, the NACKed update changing nothing, failover to the second.
 func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), xdsAggregateFailover(), Options{Seed: 1})
+	tr, err := Run(context.Background(), xdsAggregateFailover(), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -209,7 +209,7 @@ func xdsLogicalDNS() *scenario.Scenario {
 // (A37: the DNS discovery mechanism re-resolves): after b1 goes down and the
 // name now resolves to b2, the next RPC is answered by b2 with no xds step.
 func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
-	tr, err := Sim(context.Background(), xdsLogicalDNS(), Options{Seed: 1})
+	tr, err := Run(context.Background(), xdsLogicalDNS(), Reference, trace.ModeSim, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}
@@ -220,7 +220,7 @@ func TestSim_XDSLogicalDNSReResolves(t *testing.T) {
 // reference resolver's lookups are answered from the resolve steps.
 func TestLab_XDSLogicalDNSReResolves(t *testing.T) {
 	requireLab(t)
-	tr, err := Lab(context.Background(), xdsLogicalDNS(), Options{Seed: 1})
+	tr, err := Run(context.Background(), xdsLogicalDNS(), Reference, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(tr.Events))
 	}

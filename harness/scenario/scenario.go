@@ -12,6 +12,7 @@
 package scenario
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -118,6 +119,23 @@ type Client struct {
 	// "false". Drivers get them in their process's environment; the
 	// reference, through its options (it never reads the environment).
 	Env map[string]string
+}
+
+// EffectiveServiceConfig is the client's LB configuration as a service
+// config, in standard policy names: ServiceConfig as it is, or one made of
+// LBPolicy and LBConfig; "" leaves the implementation's default.
+func (c Client) EffectiveServiceConfig() string {
+	if c.ServiceConfig != "" {
+		return c.ServiceConfig
+	}
+	if c.LBPolicy == "" {
+		return ""
+	}
+	cfg := c.LBConfig
+	if cfg == "" {
+		cfg = "{}"
+	}
+	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:%s}]}`, c.LBPolicy, cfg)
 }
 
 // Step is one entry of the timeline: an Action, applied at a fixed time or

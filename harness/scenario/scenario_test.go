@@ -335,3 +335,18 @@ func TestRoundTrip_JSONUint64(t *testing.T) {
 		t.Fatalf("round trip (-want +got):\n%s", diff)
 	}
 }
+
+// TestEffectiveServiceConfig_FromClient verifies how a client's LB policy
+// becomes a service config in standard names.
+func TestEffectiveServiceConfig_FromClient(t *testing.T) {
+	if got := (Client{LBPolicy: "round_robin"}).EffectiveServiceConfig(); got != `{"loadBalancingConfig":[{"round_robin":{}}]}` {
+		t.Errorf("got %s", got)
+	}
+	if got := (Client{}).EffectiveServiceConfig(); got != "" {
+		t.Errorf("no policy: got %q, want the implementation's default", got)
+	}
+	sc := `{"loadBalancingConfig":[{"pick_first":{}}],"methodConfig":[]}`
+	if got := (Client{ServiceConfig: sc}).EffectiveServiceConfig(); got != sc {
+		t.Errorf("service config: got %s, want it as it is", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
@@ -22,7 +23,7 @@ func BenchmarkSuiteSim(b *testing.B) {
 	specs := slices.DeleteFunc(a75.Specs(), func(s spec.Spec) bool { return !s.RunsIn(spec.Sim) })
 	for b.Loop() {
 		for _, s := range specs {
-			o := spec.Run(context.Background(), s, spec.Sim, spec.Reference)
+			o := spec.Run(context.Background(), s, spec.Sim, runner.Reference)
 			if msg := spec.Failed(o.Results); msg != "" {
 				b.Fatalf("%s: %s", s.Name(), msg)
 			}
@@ -47,7 +48,7 @@ func BenchmarkXDSFirstRPCLab(b *testing.B) {
 	s := firstRPCScenario()
 	var lat []time.Duration
 	for b.Loop() {
-		tr, err := spec.Reference(context.Background(), s, spec.Lab, 1)
+		tr, err := runner.Run(context.Background(), s, runner.Reference, spec.Lab, runner.Options{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -18,10 +19,10 @@ type Job struct {
 // jobs have finished out of how many.
 type Done func(o Outcome, took time.Duration, finished, total int)
 
-// RunJobs runs jobs with run, at most parallel at a time (each lab job has a
+// RunJobs runs jobs against impl, at most parallel at a time (each lab job has a
 // lab of its own), calling done as each one finishes. Outcomes are returned
 // in the order of jobs.
-func RunJobs(ctx context.Context, jobs []Job, run RunFunc, parallel int, done Done) []Outcome {
+func RunJobs(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, done Done) []Outcome {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -37,7 +38,7 @@ func RunJobs(ctx context.Context, jobs []Job, run RunFunc, parallel int, done Do
 			defer wg.Done()
 			defer func() { <-sem }()
 			start := time.Now()
-			o := Run(ctx, j.Spec, j.Mode, run)
+			o := Run(ctx, j.Spec, j.Mode, impl)
 			out[i] = o
 			mu.Lock()
 			finished++

@@ -5,6 +5,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/a56"
 	"github.com/conformlab/conform/suites/a61"
@@ -29,7 +30,7 @@ func TestSimulatedTraces_RegenerateByteForByte(t *testing.T) {
 		}
 		var out [2][]byte
 		for i := range out {
-			tr, err := spec.Reference(context.Background(), s.Scenario, spec.Sim, s.SeedOrDefault())
+			tr, err := runner.Run(context.Background(), s.Scenario, runner.Reference, spec.Sim, runner.Options{Seed: s.SeedOrDefault()})
 			if err != nil {
 				t.Fatalf("%s: %v", s.Name(), err)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -60,7 +61,7 @@ func describeSpec(s Spec) {
 			ginkgo.It(fmt.Sprintf("[%s] %s", m, describeChecks(s)), ginkgo.Label(modeLabel(m)), func(ctx ginkgo.SpecContext) {
 				skipLabWithoutRoot(m)
 				gomega.Expect(s.Validate()).To(gomega.Succeed())
-				o := Run(ctx, s, m, Reference)
+				o := Run(ctx, s, m, runner.Reference)
 				traces[m] = o.Trace
 				printTrace(o.Trace)
 				dir, err := TracesDir()

@@ -6,21 +6,8 @@ import (
 	"fmt"
 
 	"github.com/conformlab/conform/harness/runner"
-	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
-
-// RunFunc runs a scenario against one implementation in one mode.
-type RunFunc func(ctx context.Context, s *scenario.Scenario, mode trace.Mode, seed uint64) (*trace.Trace, error)
-
-// Reference runs the reference: in the simulator, or in a lab of its own.
-func Reference(ctx context.Context, s *scenario.Scenario, mode trace.Mode, seed uint64) (*trace.Trace, error) {
-	opts := runner.Options{Seed: seed}
-	if mode == Lab {
-		return runner.Lab(ctx, s, opts)
-	}
-	return runner.Sim(ctx, s, opts)
-}
 
 // notApplicable is implemented by errors saying the implementation cannot
 // express the scenario (a driver lacking a capability).
@@ -39,14 +26,18 @@ type Outcome struct {
 	Results []Result
 }
 
-// Run runs s in mode m with run and checks its requirements. A run that
-// cannot express the scenario gives not-applicable verdicts; one in which
-// the implementation crashed gives fail verdicts; one that breaks otherwise
-// gives error verdicts, with the reason.
-func Run(ctx context.Context, s Spec, m trace.Mode, run RunFunc) Outcome {
-	o := Outcome{Spec: s, Mode: m}
-	tr, err := run(ctx, s.Scenario, m, s.SeedOrDefault())
-	o.Trace = tr
+// Run runs s in mode m against impl (runner.Run) and judges the run.
+func Run(ctx context.Context, s Spec, m trace.Mode, impl runner.Impl) Outcome {
+	tr, err := runner.Run(ctx, s.Scenario, impl, m, runner.Options{Seed: s.SeedOrDefault()})
+	return Judge(s, m, tr, err)
+}
+
+// Judge checks s's requirements on the trace and error of one run in mode
+// m. A run that cannot express the scenario gives not-applicable verdicts;
+// one in which the implementation crashed gives fail verdicts; one that
+// breaks otherwise gives error verdicts, with the reason.
+func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
+	o := Outcome{Spec: s, Mode: m, Trace: tr}
 	var na notApplicable
 	var cr crashed
 	switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
@@ -41,7 +42,7 @@ func TestRun_VerdictPerCheck(t *testing.T) {
 		Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")},
 		Check{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b9")},
 	)
-	o := Run(context.Background(), s, Sim, Reference)
+	o := Run(context.Background(), s, Sim, runner.Reference)
 	if len(o.Results) != 2 || o.Results[0].Verdict != Pass || o.Results[1].Verdict != Fail {
 		t.Fatalf("results %+v, want pass then fail", o.Results)
 	}
@@ -70,10 +71,7 @@ func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 		err  error
 		want Verdict
 	}{{naErr{}, NotApplicable}, {fmt.Errorf("step 3: %w", crashErr{}), Fail}, {errors.New("driver: bad line"), Error}} {
-		run := func(context.Context, *scenario.Scenario, trace.Mode, uint64) (*trace.Trace, error) {
-			return nil, tc.err
-		}
-		o := Run(context.Background(), s, Sim, run)
+		o := Judge(s, Sim, nil, tc.err)
 		if len(o.Results) != 1 || o.Results[0].Verdict != tc.want || o.Results[0].Evidence == "" {
 			t.Errorf("with %v: %+v, want %s with a reason", tc.err, o.Results, tc.want)
 		}
@@ -86,7 +84,7 @@ func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 func TestGolden_MissingThenEqualThenChanged(t *testing.T) {
 	dir := t.TempDir()
 	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
-	o := Run(context.Background(), s, Sim, Reference)
+	o := Run(context.Background(), s, Sim, runner.Reference)
 	if err := CheckGolden(dir, s, Sim, o.Trace); !errors.Is(err, ErrNoGolden) || !strings.Contains(err.Error(), "conform record") {
 		t.Fatalf("without a golden trace: %v", err)
 	}
@@ -129,7 +127,7 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 	a := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
 	b := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("nobody")})
 	calls := 0
-	out := RunJobs(context.Background(), []Job{{a, Sim}, {b, Sim}, {a, Sim}}, Reference, 2,
+	out := RunJobs(context.Background(), []Job{{a, Sim}, {b, Sim}, {a, Sim}}, runner.Reference, 2,
 		func(_ Outcome, _ time.Duration, n, total int) { calls++ })
 	if calls != 3 || len(out) != 3 {
 		t.Fatalf("%d reports, %d outcomes; want 3 and 3", calls, len(out))
@@ -144,7 +142,7 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 // third party's), and judged as usual on one that has them.
 func TestEvaluate_MissingEvidenceIsNotApplicable(t *testing.T) {
 	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1"), Needs: []trace.Source{trace.SourcePolicy}})
-	o := Run(context.Background(), s, Sim, Reference)
+	o := Run(context.Background(), s, Sim, runner.Reference)
 	if v := o.Results[0].Verdict; v != Pass {
 		t.Fatalf("on the reference's trace: %s (%s)", v, o.Results[0].Evidence)
 	}

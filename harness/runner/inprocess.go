@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
+	"google.golang.org/grpc/serviceconfig"
+	"google.golang.org/grpc/status"
+
+	"github.com/conformlab/conform/harness/recorder"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/reference"
+)
+
+// inProcess is a lab client in this process: a real grpc-go channel on the
+// lab's dialer, with a manual resolver (or, for an xds target, the
+// reference's xDS resolver). With recorded, its policy is the reference's,
+// wrapped in the recorder, whose events share the lab's timebase; without,
+// it is grpc-go's own (LinkedGRPCGo), seen from outside only.
+type inProcess struct {
+	name     string
+	switches reference.Switches // the reference's options from the scenario's environment
+	recorded bool
+	policy   string // the reference policy and its config ("" with an xds target)
+	config   string
+
+	lr    *labRun
+	res   *manual.Resolver
+	cc    *grpc.ClientConn
+	unreg func()
+
+	// What a config step needs to wrap a new policy config as start
+	// wrapped the first, and to push it with the last resolver state.
+	sink string
+	seed uint64
+	last resolver.State             // the last resolver update pushed
+	sc   *serviceconfig.ParseResult // the config steps' service config; nil: the default one
+
+	wg     sync.WaitGroup // the state watcher and the RPCs
+	states *stateLog      // what the state watcher has recorded
+	mu     sync.Mutex
+	rpcs   map[string]context.CancelFunc
+
+	// With an xds target: the LOGICAL_DNS answers of the resolve steps.
+	dns *xdsDNS
+}
+
+// sinkSeq makes each lab run's recorder sink name unique in the process.
+var sinkSeq struct {
+	sync.Mutex
+	n int
+}
+
+// start builds the channel: for an xds target, the reference xDS resolver
+// (startXDS); otherwise a manual resolver, the lab's dialer, and the
+// policy's service config.
+func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
+	c.lr, c.seed = lr, seed
+	c.rpcs, c.states = map[string]context.CancelFunc{}, newStateLog()
+	if c.recorded {
+		sinkSeq.Lock()
+		sinkSeq.n++
+		c.sink = fmt.Sprintf("runner-lab-%d", sinkSeq.n)
+		sinkSeq.Unlock()
+		c.unreg = recorder.RegisterSink(c.sink, timedSink{lr.log, lr.lab})
+	}
+	var err error
+	if lr.s.Client.Target == scenario.TargetXDS {
+		err = c.startXDS()
+	} else {
+		c.res = manual.NewBuilderWithScheme("conform")
+		c.cc, err = grpc.NewClient("conform:///"+lr.s.Name,
+			grpc.WithResolvers(c.res),
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithContextDialer(lr.lab.GRPCDialer()),
+			grpc.WithDefaultServiceConfig(c.serviceConfig(c.policy, c.config)))
+	}
+	if err != nil {
+		if c.unreg != nil {
+			c.unreg()
+		}
+		return err
+	}
+	c.cc.Connect() // builds the resolver, so that updates can be pushed
+	c.wg.Add(1)
+	go c.watchStates()
+	return nil
+}
+
+// serviceConfig is the channel's service config for a policy and its JSON
+// config: for the reference, the policy wrapped in the recorder, with the
+// run's sink and seed.
+func (c *inProcess) serviceConfig(policy, config string) string {
+	if !c.recorded {
+		return fmt.Sprintf(`{"loadBalancingConfig":[{%q:%s}]}`, policy, config)
+	}
+	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, c.sink, c.seed, policy, config)
+}
+
+// timedSink stamps recorder events on the lab's timebase.
+type timedSink struct {
+	log *EventLog
+	lab *netlab.Lab
+}
+
+func (t timedSink) Now() time.Duration { return t.lab.Now() }
+
+// Record keeps the recorder's policy events; the stimuli it also records
+// (resolver updates) are the harness's own, recorded once, by the runner.
+func (t timedSink) Record(e trace.Event) {
+	if e.Source != trace.SourceHarness {
+		t.log.Add(e)
+	}
+}
+
+func (c *inProcess) watchStates() {
+	defer c.wg.Done()
+	for s := c.cc.GetState(); ; s = c.cc.GetState() {
+		c.lr.record(trace.Event{Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s.String()})
+		c.states.record(s)
+		if s == connectivity.Shutdown || !c.cc.WaitForStateChange(context.Background(), s) {
+			return
+		}
+	}
+}
+
+// stateCatchUp bounds how long close waits for the channel-state watcher
+// to record the channel's last state before closing it.
+const stateCatchUp = time.Second
+
+func (c *inProcess) close() error {
+	c.mu.Lock()
+	for _, cancel := range c.rpcs {
+		cancel()
+	}
+	c.mu.Unlock()
+	c.states.await(c.cc.GetState(), stateCatchUp)
+	c.cc.Close() // ends the watcher after it records SHUTDOWN, and the xDS resolver
+	c.wg.Wait()
+	if c.unreg != nil {
+		c.unreg()
+	}
+	return nil
+}
+
+// substitute: the reference's trace has its policy's events; grpc-go's own
+// policies show the channel's state only.
+func (c *inProcess) substitute(kind string) string {
+	if !c.recorded && kind == string(trace.KindBalancerState) {
+		return string(trace.KindChannelState)
+	}
+	return kind
+}
+
+func (c *inProcess) describe(*trace.Header) {}
+
+// setConfig gives the channel a new service config, as a resolver does:
+// the new policy config (wrapped in the recorder for the reference, as
+// start wrapped the first), parsed by the channel and pushed with the last
+// resolver state. Later resolver updates carry it too, as a real
+// resolver's would.
+func (c *inProcess) setConfig(a scenario.SetConfig) error {
+	if c.res == nil {
+		return fmt.Errorf("an xDS client's LB config comes from its resources, not from a config step")
+	}
+	policy, config, err := c.stepPolicy(a)
+	if err != nil {
+		return err
+	}
+	pr := c.res.CC().ParseServiceConfig(c.serviceConfig(policy, config))
+	if pr.Err != nil {
+		return fmt.Errorf("service config: %w", pr.Err)
+	}
+	c.lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: config})
+	c.sc = pr
+	st := c.last
+	st.ServiceConfig = c.sc
+	c.res.UpdateState(st)
+	return nil
+}
+
+// stepPolicy is a config step's policy and config, in the names the
+// client's policies are registered under.
+func (c *inProcess) stepPolicy(a scenario.SetConfig) (policy, config string, err error) {
+	if c.recorded {
+		return stepPolicy(a, c.switches)
+	}
+	return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+}
+
+func (c *inProcess) resolve(a scenario.ResolverUpdate) error {
+	st, eps, err := resolverState(c.lr.s, a)
+	if err != nil {
+		return err
+	}
+	if c.dns != nil {
+		c.dns.update(eps) // the xDS client's DNS, not the channel's resolver
+		return nil
+	}
+	c.lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	c.last = st
+	st.ServiceConfig = c.sc
+	c.res.UpdateState(st)
+	return nil
+}
+
+// startRPC sends one RPC on its own goroutine and records its result (the
+// backend that answered, or the status code).
+func (c *inProcess) startRPC(a scenario.StartRPC) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	if a.Deadline > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), a.Deadline)
+	}
+	c.mu.Lock()
+	c.rpcs[a.ID] = cancel
+	c.mu.Unlock()
+	if len(a.Metadata) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, metadata.New(a.Metadata))
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		defer cancel()
+		backend, err := netlab.CallName(ctx, c.cc, grpc.WaitForReady(a.WaitForReady))
+		e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: a.ID, Code: trace.CodeName(codes.OK), Backend: backend}
+		if err != nil {
+			st, _ := status.FromError(err)
+			e.Code, e.Err, e.Backend = trace.CodeName(st.Code()), st.Message(), ""
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				e.Code = trace.CodeName(codes.DeadlineExceeded)
+			}
+		}
+		c.lr.record(e)
+	}()
+	return nil
+}

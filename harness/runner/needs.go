@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/reference"
+	"github.com/conformlab/conform/reference/overridehost"
+)
+
+// What a scenario needs of a driver, against what its hello says it can
+// express (driver.Hello): a scenario it cannot express is not applicable.
+
+// missingCapabilities names what s needs that h cannot do, or "".
+func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
+	var missing []string
+	for _, need := range needs(s) {
+		if !h.Can[need] {
+			missing = append(missing, need)
+		}
+	}
+	for _, p := range policiesUsed(s.Client) {
+		if h.Policies != nil && !slices.Contains(h.Policies, p) {
+			missing = append(missing, "the LB policy "+p)
+		}
+	}
+	if usesDNS(h) && s.Client.Target != scenario.TargetXDS && resolverUpdates(s) > 1 {
+		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
+	}
+	if changesConfig(s) {
+		missing = append(missing, "a config step (the driver protocol has no command to change the LB config during a run)")
+	}
+	return strings.Join(missing, ", ")
+}
+
+// changesConfig reports whether s has a config step.
+func changesConfig(s *scenario.Scenario) bool {
+	for _, st := range s.Steps {
+		if _, ok := st.Action.(scenario.SetConfig); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// policiesUsed lists the standard LB policy names the client's config uses,
+// at any depth (a priority's children, say).
+func policiesUsed(c scenario.Client) []string {
+	var out []string
+	if c.LBPolicy != "" {
+		out = append(out, c.LBPolicy)
+	}
+	cfg := c.LBConfig + c.ServiceConfig
+	for _, name := range reference.StandardNames() {
+		if strings.Contains(cfg, strconv.Quote(name)+":") && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// usesDNS reports whether the driver said it cannot host the conform
+// resolver, so that its addresses come from the lab DNS.
+func usesDNS(h driver.Hello) bool {
+	can, said := h.Can[driver.CanResolver]
+	return said && !can
+}
+
+func resolverUpdates(s *scenario.Scenario) int {
+	n := 0
+	for _, st := range s.Steps {
+		if _, ok := st.Action.(scenario.ResolverUpdate); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// needs lists the capabilities s needs, in a fixed order.
+func needs(s *scenario.Scenario) []string {
+	set := map[string]bool{}
+	if s.Client.Target == scenario.TargetXDS {
+		set[driver.CanXDS] = true
+	}
+	if s.Client.LBPolicy != "" || s.Client.ServiceConfig != "" {
+		set[driver.CanServiceConfig] = true
+	}
+	cfg := strings.ReplaceAll(s.Client.LBConfig+s.Client.ServiceConfig, " ", "")
+	if strings.Contains(cfg, `"shuffleAddressList":true`) {
+		set[driver.CanShuffle] = true
+	}
+	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
+		set[driver.CanAttemptDelay] = true
+	}
+	for _, st := range s.Steps {
+		switch a := st.Action.(type) {
+		case scenario.ResolverUpdate:
+			updateNeeds(s, a, set)
+			if endpointAttrs(a) != nil {
+				set[driver.CanEndpointAttributes] = true
+			}
+			if flattensEndpoints(s.Client) {
+				delete(set, driver.CanEndpoints)
+			}
+		case scenario.StartRPC:
+			if a.WaitForReady {
+				set[driver.CanWaitForReady] = true
+			}
+			if _, ok := a.Metadata[overridehost.SessionHeader]; ok {
+				set[driver.CanSessionMetadata] = true
+			}
+		}
+	}
+	var out []string
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle, driver.CanAttemptDelay, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+		if set[c] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// endpointAttrs are an update's endpoint attributes, one map per endpoint,
+// or nil when no endpoint has any.
+func endpointAttrs(a scenario.ResolverUpdate) []map[string]string {
+	var out []map[string]string
+	any := false
+	for _, ep := range a.Endpoints {
+		out = append(out, ep.Attrs)
+		any = any || len(ep.Attrs) > 0
+	}
+	if !any {
+		return nil
+	}
+	return out
+}
+
+// flattensEndpoints reports whether the client's policy is pick_first (the
+// default), which flattens the endpoint list into one address list (A61,
+// "Address List Handling in pick_first"): for it, a driver without
+// endpoints expresses the scenario exactly by sending the flattened list.
+func flattensEndpoints(c scenario.Client) bool {
+	return c.ServiceConfig == "" && (c.LBPolicy == "" || c.LBPolicy == "pick_first")
+}
+
+// updateNeeds adds what one resolver update needs: endpoints with several
+// addresses, and both families in one update.
+func updateNeeds(s *scenario.Scenario, a scenario.ResolverUpdate, set map[string]bool) {
+	eps, err := s.ConcreteEndpoints(a.Endpoints, AddrOf)
+	if err != nil {
+		return // reported when the step is applied
+	}
+	var v4, v6 bool
+	for _, ep := range eps {
+		if len(ep) > 1 {
+			set[driver.CanEndpoints] = true
+		}
+		for _, addr := range ep {
+			ap, err := netip.ParseAddrPort(addr)
+			v6 = v6 || (err == nil && ap.Addr().Is6())
+			v4 = v4 || (err == nil && ap.Addr().Is4())
+		}
+	}
+	if v4 && v6 {
+		set[driver.CanMixedFamilies] = true
+	}
+}
