@@ -6,17 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/netip"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/resolver"
-	"google.golang.org/grpc/resolver/manual"
 )
 
 const labUsage = `Usage:
@@ -106,99 +102,67 @@ func labDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := netlab.Available().Err(); err != nil {
 		return fmt.Errorf("%w\n(run `conform lab check` for details)", err)
 	}
-	l, err := netlab.Start(ctx, netlab.Config{
-		Backends: []netlab.BackendConfig{{Name: "b1"}, {Name: "b2"}},
-		Capture:  true,
-	})
-	if err != nil {
-		return err
-	}
-	defer l.Close()
-	v4, _ := l.Addr("b1", false)
-	v6, _ := l.Addr("b1", true)
-	if err := l.SetFault(v6, netlab.FaultDrop); err != nil {
-		return err
-	}
+	s := demoScenario(*budget)
+	v6, v4 := demoAddr(s, "b1/ipv6"), demoAddr(s, "b1/ipv4")
 	fmt.Fprintf(stdout, "lab: b1 %s %s, b2 on the same bridge; client0 %s %s\n",
 		v4, v6, netlab.ClientAddr(0, false), netlab.ClientAddr(0, true))
 	fmt.Fprintf(stdout, "fault: drop on %s (SYNs go unanswered)\n", v6)
-	fmt.Fprintf(stdout, "client: grpc-go, default pick_first, addresses [%s, %s]\n\n", v6, v4)
-
-	states, rpcErr := demoChannel(ctx, l, []netip.AddrPort{v6, v4}, *budget)
-	rows := states
-	for _, e := range l.Events() {
-		rows = append(rows, timelineRow{e.T, e.String()[12:]})
+	fmt.Fprintf(stdout, "client: %s, default pick_first, addresses [%s, %s]\n\n", runner.LinkedGRPCGo, v6, v4)
+	tr, err := runner.Run(ctx, s, runner.LinkedGRPCGo, trace.ModeLab, runner.Options{Seed: 1})
+	if tr != nil {
+		for _, e := range tr.Events {
+			fmt.Fprintln(stdout, e.String())
+		}
 	}
-	slices.SortStableFunc(rows, func(a, b timelineRow) int { return int(a.t - b.t) })
-	for _, r := range rows {
-		fmt.Fprintf(stdout, "%+11.3fms  %s\n", float64(r.t)/1e6, r.text)
-	}
-	if rpcErr != nil {
-		return fmt.Errorf("lab demo: the RPC failed: %w", rpcErr)
-	}
-	return summarizeDemo(stdout, l.Events(), v6, v4)
-}
-
-// demoChannel connects a default grpc-go channel to addrs through the lab,
-// sends one wait-for-ready RPC, and returns the channel's state changes.
-func demoChannel(ctx context.Context, l *netlab.Lab, addrs []netip.AddrPort, budget time.Duration) ([]timelineRow, error) {
-	r := manual.NewBuilderWithScheme("lab")
-	var st resolver.State
-	for _, ap := range addrs {
-		st.Addresses = append(st.Addresses, resolver.Address{Addr: ap.String()})
-	}
-	r.InitialState(st)
-	cc, err := grpc.NewClient("lab:///b1", grpc.WithResolvers(r),
-		grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithContextDialer(l.GRPCDialer()))
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("lab demo: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	rows := make(chan []timelineRow, 1)
-	go func() { rows <- watchStates(ctx, l, cc) }()
-	cc.Connect()
-	name, err := netlab.CallName(ctx, cc, grpc.WaitForReady(true))
-	end := l.Now()
-	cc.Close() // ends watchStates
-	out := <-rows
-	if err == nil {
-		out = append(out, timelineRow{end, fmt.Sprintf("rpc-result   %s answered %s", name, netlab.NameMethod)})
+	if r := firstEvent(tr, trace.KindRPCResult, ""); r == nil || r.Code != "OK" {
+		return fmt.Errorf("lab demo: the RPC did not succeed within %v", *budget)
 	}
-	return out, err
+	return summarizeDemo(stdout, tr, v6, v4)
 }
 
-func watchStates(ctx context.Context, l *netlab.Lab, cc *grpc.ClientConn) []timelineRow {
-	var rows []timelineRow
-	s := cc.GetState()
-	for s != connectivity.Shutdown {
-		rows = append(rows, timelineRow{l.Now(), "channel      " + s.String()})
-		if !cc.WaitForStateChange(ctx, s) {
-			break
-		}
-		s = cc.GetState()
-	}
-	return rows
+// demoScenario is the demo as a scenario: b1's IPv6 address drops SYNs; one
+// endpoint [b1 IPv6, b1 IPv4]; one wait-for-ready RPC within budget.
+func demoScenario(budget time.Duration) *scenario.Scenario {
+	return scenario.New("lab-demo").
+		Backend("b1", scenario.Dual).
+		Backend("b2", scenario.Dual).
+		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(budget))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(budget + time.Second).
+		MustBuild()
 }
 
-func summarizeDemo(w io.Writer, events []netlab.Event, first, second netip.AddrPort) error {
-	var t1, t2 time.Duration = -1, -1
-	for _, e := range events {
-		if e.Kind != netlab.EventSYN || e.Retransmit {
-			continue
-		}
-		if e.Addr == first && t1 < 0 {
-			t1 = e.T
-		}
-		if e.Addr == second && t2 < 0 {
-			t2 = e.T
+func demoAddr(s *scenario.Scenario, a scenario.Addr) string {
+	addr, err := s.Concrete(a, runner.AddrOf)
+	if err != nil {
+		panic(err) // the demo's own scenario names its addresses
+	}
+	return addr
+}
+
+// firstEvent is tr's first event of kind (to addr, if not ""), not a
+// retransmission, or nil.
+func firstEvent(tr *trace.Trace, kind trace.Kind, addr string) *trace.Event {
+	for i, e := range tr.Events {
+		if e.Kind == kind && !e.Retransmit && (addr == "" || e.Addr == addr) {
+			return &tr.Events[i]
 		}
 	}
-	if t1 < 0 || t2 < 0 {
-		return fmt.Errorf("lab demo: the capture missed a SYN (to %s: %v, to %s: %v)", first, t1 >= 0, second, t2 >= 0)
+	return nil
+}
+
+func summarizeDemo(w io.Writer, tr *trace.Trace, first, second string) error {
+	s1, s2 := firstEvent(tr, trace.KindSYN, first), firstEvent(tr, trace.KindSYN, second)
+	if s1 == nil || s2 == nil {
+		return fmt.Errorf("lab demo: the capture missed a SYN (to %s: %v, to %s: %v)", first, s1 != nil, second, s2 != nil)
 	}
 	fmt.Fprintf(w, "\n%s\n", strings.Repeat("─", 72))
-	fmt.Fprintf(w, "The IPv4 SYN followed the unanswered IPv6 SYN by %.1f ms\n", float64(t2-t1)/1e6)
+	fmt.Fprintf(w, "The IPv4 SYN followed the unanswered IPv6 SYN by %.1f ms\n", float64(s2.T-s1.T)/1e6)
 	fmt.Fprintf(w, "(A61, Happy Eyeballs in the pick_first LB Policy: Connection Attempt Delay, 250 ms by default).\n")
 	return nil
 }

@@ -2,12 +2,14 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference"
 )
 
 // backwardCompat: an aggregate naming pick_first over eds1 and eds2, each
@@ -108,5 +110,21 @@ func TestLab_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 	}
 	if pf, rr := leafPolicies(t, tr); !pf || rr {
 		t.Errorf("underlying clusters run pick_first %v, round_robin %v: want the aggregate's pick_first", pf, rr)
+	}
+}
+
+// TestSwitches_ReferenceKnowsTheScenariosNames verifies the reference's
+// switch names are the ones scenarios set: every variable a scenario may
+// set is one the reference either takes as an option or names as always on.
+func TestSwitches_ReferenceKnowsTheScenariosNames(t *testing.T) {
+	known := []string{reference.SwitchAggregateClusterBackwardCompat, reference.SwitchXDSDualstackEndpoints,
+		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache}
+	for _, name := range scenario.EnvVars() {
+		if !slices.Contains(known, name) {
+			t.Errorf("scenarios may set %s, which the reference does not know", name)
+		}
+		if _, err := reference.ParseSwitches(map[string]string{name: "true"}); err != nil {
+			t.Errorf("%s=true: %v", name, err)
+		}
 	}
 }

@@ -9,13 +9,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/conformlab/conform/drivers/go/protocol"
 	"github.com/conformlab/conform/harness/recorder"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference"
-	"github.com/conformlab/conform/reference/priority"
 )
 
 // sinkName is the recorder sink the policy lines come from.
@@ -59,7 +57,8 @@ func conformVersion() string {
 
 // wrap rewrites a service config whose first loadBalancingConfig entry
 // names a standard policy (pick_first by default) into one running the
-// reference's policy under the recorder. Other fields are kept.
+// reference's policy under the recorder, with the switches of the driver's
+// environment (reference.Switches). Other fields are kept.
 func wrap(serviceConfig string) (string, error) {
 	sc := map[string]json.RawMessage{}
 	if serviceConfig != "" {
@@ -67,18 +66,12 @@ func wrap(serviceConfig string) (string, error) {
 			return "", fmt.Errorf("service config: %w", err)
 		}
 	}
-	std, cfg, err := firstLBConfig(sc["loadBalancingConfig"])
+	sw, err := reference.ParseSwitches(switches())
 	if err != nil {
 		return "", err
 	}
-	name, ok := reference.Name(std)
-	if !ok {
-		return "", fmt.Errorf("the reference has no policy %q", std)
-	}
-	if cfg, err = reference.RewriteConfig(cfg); err != nil {
-		return "", err
-	}
-	if cfg, err = withEnv(name, cfg); err != nil {
+	name, cfg, err := sw.Policy(serviceConfig)
+	if err != nil {
 		return "", err
 	}
 	lb := fmt.Sprintf(`[{%q:{"sink":%q,"child":[{%q:%s}]}}]`, recorder.Name, sinkName, name, cfg)
@@ -87,37 +80,18 @@ func wrap(serviceConfig string) (string, error) {
 	return string(out), err
 }
 
-// childPolicyCacheEnv is A115's revert switch. The driver reads it from its
-// environment, which conform sets from the scenario (the reference's
-// policies never read the environment), and gives it to every priority
-// policy of the config.
-const childPolicyCacheEnv = "GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE"
-
-// withEnv is the reference policy name's config with the switches of the
-// driver's environment applied.
-func withEnv(name, cfg string) (string, error) {
-	if !strings.EqualFold(os.Getenv(childPolicyCacheEnv), "true") {
-		return cfg, nil
-	}
-	return priority.WithChildPolicyCacheIn(name, cfg)
-}
-
-// firstLBConfig is the first policy of a loadBalancingConfig list, or
-// pick_first with {} when there is none.
-func firstLBConfig(list json.RawMessage) (name, config string, err error) {
-	var entries []map[string]json.RawMessage
-	if len(list) > 0 {
-		if err := json.Unmarshal(list, &entries); err != nil {
-			return "", "", fmt.Errorf("service config: loadBalancingConfig: %w", err)
+// switches are the gRPC switches the reference knows, as the driver's
+// environment sets them: conform sets them from the scenario (the
+// reference's policies never read the environment).
+func switches() map[string]string {
+	env := map[string]string{}
+	for _, k := range []string{reference.SwitchAggregateClusterBackwardCompat, reference.SwitchXDSDualstackEndpoints,
+		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache} {
+		if v, ok := os.LookupEnv(k); ok {
+			env[k] = v
 		}
 	}
-	if len(entries) == 0 {
-		return "pick_first", "{}", nil
-	}
-	for k, v := range entries[0] {
-		return k, string(v), nil
-	}
-	return "", "", fmt.Errorf("service config: loadBalancingConfig[0] is empty")
+	return env
 }
 
 // withoutT is e as a JSON object without its time: conform stamps each
