@@ -70,7 +70,7 @@ func TestLabDemo_ShowsHappyEyeballs(t *testing.T) {
 	if err := run(context.Background(), []string{"lab", "demo"}, &out, &errw); err != nil {
 		t.Fatalf("demo: %v\n%s%s", err, out.String(), errw.String())
 	}
-	for _, want := range []string{"syn-ack", "rpc-served", "channel      READY", "The IPv4 SYN followed the unanswered IPv6 SYN by"} {
+	for _, want := range []string{"syn-ack", "rpc-served", "channel-state READY", "The IPv4 SYN followed the unanswered IPv6 SYN by"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}
