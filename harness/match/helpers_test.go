@@ -22,7 +22,7 @@ const (
 )
 
 // world starts a simulated channel with backends b0 (v4, v6) and b1.
-func world(t *testing.T, policy, config string) *sim.World {
+func world(t *testing.T, policy, config string) *sim.Channel {
 	t.Helper()
 	w, err := sim.New(policy, config, sim.Options{Seed: 1})
 	if err != nil {
@@ -34,7 +34,7 @@ func world(t *testing.T, policy, config string) *sim.World {
 	return w
 }
 
-func resolve(t *testing.T, w *sim.World, endpoints ...[]string) {
+func resolve(t *testing.T, w *sim.Channel, endpoints ...[]string) {
 	t.Helper()
 	if err := w.ResolveEndpoints(endpoints...); err != nil {
 		t.Fatal(err)

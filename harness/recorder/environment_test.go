@@ -67,7 +67,7 @@ func replay(t *testing.T, s *scenario.Scenario) []trace.Event {
 	return w.Events()
 }
 
-func apply(t *testing.T, w *sim.World, s *scenario.Scenario, a scenario.Action) {
+func apply(t *testing.T, w *sim.Channel, s *scenario.Scenario, a scenario.Action) {
 	t.Helper()
 	concrete := func(sym scenario.Addr) string {
 		c, err := s.Concrete(sym, replayAddr)

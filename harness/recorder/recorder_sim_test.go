@@ -29,9 +29,9 @@ const (
 
 var builderSeq atomic.Int64
 
-// recordedWorld builds a simulated channel whose policy is child wrapped in
+// recordedChannel builds a simulated channel whose policy is child wrapped in
 // a recorder that records into the returned buffer.
-func recordedWorld(t *testing.T, child, cfg string) (*sim.World, *recorder.Buffer) {
+func recordedChannel(t *testing.T, child, cfg string) (*sim.Channel, *recorder.Buffer) {
 	t.Helper()
 	buf := recorder.NewBuffer(0)
 	name := fmt.Sprintf("conform_recorder_test_%d", builderSeq.Add(1))
@@ -45,7 +45,7 @@ func recordedWorld(t *testing.T, child, cfg string) (*sim.World, *recorder.Buffe
 }
 
 // rpc starts an RPC carrying its id in the metadata the recorder reads.
-func rpc(w *sim.World, id string) {
+func rpc(w *sim.Channel, id string) {
 	w.StartRPC(id, sim.RPCOptions{WaitForReady: true, Metadata: metadata.Pairs(recorder.RPCIDKey, id)})
 }
 
@@ -95,7 +95,7 @@ func lines(evs []trace.Event) string {
 // at the same times, exactly the policy events the simulator records:
 // subchannels, connects, states, timers, balancer states and picks.
 func TestRecorder_MatchesSimulator_PickFirstHappyEyeballs(t *testing.T) {
-	w, buf := recordedWorld(t, pickfirst.Name, `{"shuffleAddressList":false}`)
+	w, buf := recordedChannel(t, pickfirst.Name, `{"shuffleAddressList":false}`)
 	if !w.Virtual() {
 		t.Fatal("the recorder around a seam-aware child does not run on virtual time")
 	}
@@ -120,7 +120,7 @@ func TestRecorder_MatchesSimulator_PickFirstHappyEyeballs(t *testing.T) {
 // updates reach the recorder (subchannel-health) when the child registers a
 // health listener, and match the simulator's.
 func TestRecorder_MatchesSimulator_RoundRobinHealth(t *testing.T) {
-	w, buf := recordedWorld(t, roundrobin.Name, "")
+	w, buf := recordedChannel(t, roundrobin.Name, "")
 	w.AddBackend("b0", v4a)
 	w.AddBackend("b1", v4b)
 	w.ResolveEndpoints([]string{v4a}, []string{v4b})
@@ -138,10 +138,10 @@ func TestRecorder_MatchesSimulator_RoundRobinHealth(t *testing.T) {
 	}
 }
 
-// recordedWorldWithConfig builds a simulated channel on the registered
+// recordedChannelWithConfig builds a simulated channel on the registered
 // conform_recorder with the given config (wall time: the registered form
 // does not know its child in advance).
-func recordedWorldWithConfig(t *testing.T, cfg string) *sim.World {
+func recordedChannelWithConfig(t *testing.T, cfg string) *sim.Channel {
 	t.Helper()
 	w, err := sim.New(recorder.Name, cfg, sim.Options{Seed: 1})
 	if err != nil {
@@ -160,7 +160,7 @@ func TestRecorder_MatchesSimulator_SessionAddrs(t *testing.T) {
 	if trace.SessionAddrsKey != overridehost.ActualAddressesHeader {
 		t.Fatalf("trace.SessionAddrsKey %q, the reference reports under %q", trace.SessionAddrsKey, overridehost.ActualAddressesHeader)
 	}
-	w, buf := recordedWorld(t, overridehost.Name, `{"childPolicy": [{"`+roundrobin.Name+`": {}}]}`)
+	w, buf := recordedChannel(t, overridehost.Name, `{"childPolicy": [{"`+roundrobin.Name+`": {}}]}`)
 	w.AddBackend("b0", v4a, v6a)
 	w.SetFault(v6a, sim.FaultReset)
 	w.ResolveEndpoints([]string{v6a, v4a})

@@ -61,7 +61,7 @@ func TestRegisterSink_UnregisterRemovesOnlyItsOwn(t *testing.T) {
 	unSecond := recorder.RegisterSink("only-its-own", second)
 	defer unSecond()
 	unFirst()
-	w := recordedWorldWithConfig(t, `{"child":[{"conform_pick_first":{}}],"sink":"only-its-own"}`)
+	w := recordedChannelWithConfig(t, `{"child":[{"conform_pick_first":{}}],"sink":"only-its-own"}`)
 	w.ResolveEndpoints([]string{v4a})
 	if len(second.Events()) == 0 || len(first.Events()) != 0 {
 		t.Fatalf("second sink has %d events, first %d; want the second to record", len(second.Events()), len(first.Events()))

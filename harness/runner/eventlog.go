@@ -11,7 +11,7 @@ import (
 
 // EventLog is a wall-time run's events (a lab run's, the runner's or a
 // driver's) in arrival order, append-only as the timeline's incremental
-// watches need, on the scenario's timebase. It gives a World its Now, Events
+// watches need, on the scenario's timebase. It gives a lab run its now, events
 // and Advance. Its methods may be called from any goroutine.
 type EventLog struct {
 	clock func() time.Duration // the run's clock (the lab's), from any zero

@@ -41,7 +41,7 @@ type labClient interface {
 	describe(h *trace.Header)
 }
 
-// labRun is one scenario run in a lab of its own: the timeline's world.
+// labRun is one scenario run in a lab of its own: the timeline's carrier.
 type labRun struct {
 	s      *scenario.Scenario
 	lab    *netlab.Lab

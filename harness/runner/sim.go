@@ -39,7 +39,7 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer w.Close()
-	sw := &simWorld{s: s, w: w, env: env, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
+	sw := &simRun{s: s, w: w, env: env, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
 	if s.Client.Target == scenario.TargetXDS {
 		sw.dns, sw.dnsLast = &xdsDNS{}, map[string][]string{}
 		if sw.ads, err = newSimADS(s.Client.Listener, env, w.Record); err != nil {
@@ -65,12 +65,12 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 	return t, nil
 }
 
-// simWorld adapts a sim.World to the timeline.
-type simWorld struct {
+// simRun carries out a timeline on a simulated channel (sim.Channel).
+type simRun struct {
 	s      *scenario.Scenario
-	w      *sim.World
+	w      *sim.Channel
 	env    reference.Switches            // the reference's options from the scenario's environment
-	policy string                        // the reference policy the World was built with
+	policy string                        // the reference policy the channel was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
 
@@ -84,10 +84,10 @@ type simWorld struct {
 	cfgErr  error          // the latest error, when newer than cfg
 }
 
-func (sw *simWorld) now() time.Duration    { return sw.w.Now() }
-func (sw *simWorld) events() []trace.Event { return sw.w.Events() }
+func (sw *simRun) now() time.Duration    { return sw.w.Now() }
+func (sw *simRun) events() []trace.Event { return sw.w.Events() }
 
-func (sw *simWorld) advance(ctx context.Context, cond func() bool, until time.Duration) error {
+func (sw *simRun) advance(ctx context.Context, cond func() bool, until time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 	scenario.Stall: sim.FaultStall, scenario.Down: sim.FaultDown,
 }
 
-func (sw *simWorld) apply(a scenario.Action) error {
+func (sw *simRun) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
 		st, eps, err := resolverState(sw.s, a)
@@ -157,7 +157,7 @@ func (sw *simWorld) apply(a scenario.Action) error {
 // server records them), and the configuration the client then holds, if it
 // changed, reaches the policy as the reference resolver pushes it: one
 // resolver update carrying A75's tree as its LB config.
-func (sw *simWorld) xds(x scenario.XDSResources) error {
+func (sw *simRun) xds(x scenario.XDSResources) error {
 	if sw.ads == nil {
 		return fmt.Errorf("an xds step needs client.target %s", scenario.TargetXDS)
 	}
@@ -181,7 +181,7 @@ func (sw *simWorld) xds(x scenario.XDSResources) error {
 // xdsPush is the reference resolver pushing its state: the error that
 // leaves the listener without a configuration (ReportError), or the latest
 // configuration as a resolver update with A75's tree.
-func (sw *simWorld) xdsPush() error {
+func (sw *simRun) xdsPush() error {
 	if sw.cfgErr != nil {
 		sw.w.ResolverError(sw.cfgErr)
 		return nil
@@ -207,9 +207,9 @@ func (sw *simWorld) xdsPush() error {
 	return sw.w.ResolveConfig(resolver.State{Endpoints: eps}, config)
 }
 
-// setConfig gives the World's policy its new config. The simulator builds
+// setConfig gives the channel's policy its new config. The simulator builds
 // one policy per run, so a config naming another policy is refused.
-func (sw *simWorld) setConfig(a scenario.SetConfig) error {
+func (sw *simRun) setConfig(a scenario.SetConfig) error {
 	policy, config, err := stepPolicy(a, sw.env)
 	if err != nil {
 		return err
@@ -226,7 +226,7 @@ var simHealth = map[string]connectivity.State{
 	scenario.Serving: connectivity.Ready, scenario.NotServing: connectivity.TransientFailure,
 }
 
-func (sw *simWorld) setHealth(a scenario.Addr, status string) error {
+func (sw *simRun) setHealth(a scenario.Addr, status string) error {
 	addr, err := sw.s.Concrete(a, AddrOf)
 	if err != nil {
 		return err
@@ -239,7 +239,7 @@ func (sw *simWorld) setHealth(a scenario.Addr, status string) error {
 	return nil
 }
 
-func (sw *simWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
+func (sw *simRun) setFault(a scenario.Addr, f scenario.FaultType) error {
 	addr, err := sw.s.Concrete(a, AddrOf)
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func (sw *simWorld) setFault(a scenario.Addr, f scenario.FaultType) error {
 
 // setDown models a backend taken down as FaultDown on each of its
 // addresses, restoring their own faults when it comes back.
-func (sw *simWorld) setDown(backend string, down bool) error {
+func (sw *simRun) setDown(backend string, down bool) error {
 	i := sw.s.BackendIndex(backend)
 	if i < 0 {
 		return fmt.Errorf("no backend %q", backend)

@@ -10,9 +10,9 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// world is what the timeline needs from a mode: time, the events so far, a
-// way to let time pass, and the stimuli.
-type world interface {
+// carrier is what carries out a timeline, in either mode (simRun, labRun):
+// time, the events so far, a way to let time pass, and the stimuli.
+type carrier interface {
 	// now is the time since the run started.
 	now() time.Duration
 	// events returns the events recorded so far, in time order.
@@ -46,17 +46,17 @@ type deadline struct {
 	order int
 }
 
-// timeline carries out a scenario's steps against a world.
+// timeline carries out a scenario's steps on a carrier.
 type timeline struct {
 	s      *scenario.Scenario
 	addrOf scenario.AddrFunc
-	w      world
+	w      carrier
 	dues   []due
 	arms   []*armed
 	waits  []*deadline
 }
 
-func newTimeline(s *scenario.Scenario, addrOf scenario.AddrFunc, w world) (*timeline, error) {
+func newTimeline(s *scenario.Scenario, addrOf scenario.AddrFunc, w carrier) (*timeline, error) {
 	tl := &timeline{s: s, addrOf: addrOf, w: w}
 	for i, st := range s.Steps {
 		if st.After == nil {

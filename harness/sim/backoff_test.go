@@ -10,7 +10,7 @@ import (
 // reconnecting for 20 virtual minutes and returns its TF→IDLE delays.
 func backoffDelays(t *testing.T, seed uint64) []time.Duration {
 	t.Helper()
-	w := newWorld(t, `{"reconnect":true}`, Options{Seed: seed})
+	w := newChannel(t, `{"reconnect":true}`, Options{Seed: seed})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -70,7 +70,7 @@ func TestSubchannel_BackoffJitterIsSeeded(t *testing.T) {
 // on a stalled address, that every attempt lasts exactly
 // Max(MIN_CONNECT_TIMEOUT, the attempt's backoff), never less than 20 s.
 func TestSubchannel_ConnectDeadlineIsMaxOfMinConnectTimeoutAndBackoff(t *testing.T) {
-	w := newWorld(t, `{"reconnect":true}`, Options{Seed: 3})
+	w := newChannel(t, `{"reconnect":true}`, Options{Seed: 3})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultStall)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {

@@ -11,7 +11,7 @@ import (
 // reconnecting through backoff to a dropped address.
 func fifteenMinutes(b *testing.B) int {
 	cfg := `{"reconnect":true,"timers":[{"purpose":"failover","ms":10000},{"purpose":"deactivation","ms":900000},{"purpose":"tick","ms":1000,"every":true}]}`
-	w := newWorld(b, cfg, Options{Seed: 1})
+	w := newChannel(b, cfg, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultDrop)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -38,7 +38,7 @@ func BenchmarkFifteenVirtualMinutes(b *testing.B) {
 func BenchmarkThroughput(b *testing.B) {
 	events := 0
 	for b.Loop() {
-		w := newWorld(b, `{"reconnect":true,"failPicks":true}`, Options{Seed: 1})
+		w := newChannel(b, `{"reconnect":true,"failPicks":true}`, Options{Seed: 1})
 		for i, a := range []string{addrA, addrB, addr6} {
 			w.AddBackend("b"+string(rune('0'+i)), a)
 		}

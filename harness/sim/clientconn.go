@@ -17,7 +17,7 @@ import (
 // override are never called by the policies this package runs.
 type clientConn struct {
 	balancer.ClientConn
-	w *World
+	w *Channel
 }
 
 var (
@@ -25,7 +25,7 @@ var (
 	_ clock.Provider      = (*clientConn)(nil)
 )
 
-// Clock hands seam-aware policies the World's virtual clock. In wall mode it
+// Clock hands seam-aware policies the Channel's virtual clock. In wall mode it
 // returns nil, so clock.From gives the wall clock.
 func (cc *clientConn) Clock() clock.Clock {
 	if cc.w.virt == nil {
@@ -89,7 +89,7 @@ func (cc *clientConn) ResolveNow(resolver.ResolveNowOptions) {
 	cc.w.resolveNowLocked("")
 }
 
-func (w *World) resolveNowLocked(subchannel string) {
+func (w *Channel) resolveNowLocked(subchannel string) {
 	if w.closed {
 		return
 	}

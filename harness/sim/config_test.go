@@ -15,7 +15,7 @@ import (
 // addresses, is recorded as config-update, and stays in force for the
 // resolver updates after it.
 func TestSetConfig_PushesNewConfigWithLastResolverState(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("a", addrA)
 	w.AddBackend("b", addrB)
 	if err := w.ResolveEndpoints([]string{addrA}, []string{addrB}); err != nil {
@@ -54,7 +54,7 @@ func TestSetConfig_PushesNewConfigWithLastResolverState(t *testing.T) {
 // TestSetConfig_RefusedConfigChangesNothing verifies a config the builder
 // cannot parse is an error, reaches no policy and is not recorded.
 func TestSetConfig_RefusedConfigChangesNothing(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestSetConfig_RefusedConfigChangesNothing(t *testing.T) {
 // config-update before resolver-update, and records no config-update when the
 // config is the one in force.
 func TestResolveConfig_OnePushWithNewConfig(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("a", addrA)
 	st := func(addrs ...string) resolver.State {
 		var s resolver.State
@@ -119,9 +119,9 @@ func TestResolveConfig_OnePushWithNewConfig(t *testing.T) {
 }
 
 // TestRecord_StampsExternalEvent verifies Record keeps the event's source
-// and stamps it with the World's time.
+// and stamps it with the Channel's time.
 func TestRecord_StampsExternalEvent(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.Advance(5 * time.Millisecond)
 	w.Record(trace.Event{Source: trace.SourceControlPlane, Kind: trace.KindXDSRequest, T: time.Hour})
 	ev := kinds(w.Events(), trace.KindXDSRequest, "")

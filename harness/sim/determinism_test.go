@@ -13,7 +13,7 @@ import (
 // set and cleared, health changes, RPCs of every kind, policy timers.
 func scenario(t testing.TB, seed uint64) []byte {
 	cfg := `{"reconnect":true,"failPicks":true,"health":true,"timers":[{"purpose":"failover","ms":10000},{"purpose":"tick","ms":700,"every":true}]}`
-	w := newWorld(t, cfg, Options{Seed: seed})
+	w := newChannel(t, cfg, Options{Seed: seed})
 	w.AddBackend("b0", addrA, addr6)
 	w.AddBackend("b1", addrB)
 	w.SetFault(addrA, FaultDrop)

@@ -15,9 +15,9 @@ const (
 	addr6 = "[fd00:c0f::10]:443"
 )
 
-// newWorld builds a World on the test policy with cfg, closed at the end of
+// newChannel builds a Channel on the test policy with cfg, closed at the end of
 // the test.
-func newWorld(t testing.TB, cfg string, opts Options) *World {
+func newChannel(t testing.TB, cfg string, opts Options) *Channel {
 	t.Helper()
 	w, err := New(testLBName, cfg, opts)
 	if err != nil {

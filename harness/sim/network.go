@@ -206,14 +206,14 @@ func (a *attempt) readyLocked() {
 	sc.setStateLocked(connectivity.Ready, nil)
 }
 
-func (w *World) faultLocked(addr string) Fault {
+func (w *Channel) faultLocked(addr string) Fault {
 	if _, owned := w.backends[addr]; !owned {
 		return FaultDrop
 	}
 	return w.faults[addr]
 }
 
-func (w *World) healthLocked(addr string) connectivity.State {
+func (w *Channel) healthLocked(addr string) connectivity.State {
 	if s, ok := w.health[addr]; ok {
 		return s
 	}
@@ -222,7 +222,7 @@ func (w *World) healthLocked(addr string) connectivity.State {
 
 // downLocked applies FaultDown to addr: live connections to it die and
 // handshakes under way with it fail.
-func (w *World) downLocked(addr string) {
+func (w *Channel) downLocked(addr string) {
 	for _, sc := range w.subConns {
 		if sc.conn != nil && sc.conn.addr == addr {
 			sc.loseConnLocked()

@@ -9,7 +9,7 @@ import (
 
 // connectOnce resolves one endpoint with addrs for the (non-reconnecting)
 // test policy and lets d pass.
-func connectOnce(t *testing.T, w *World, d time.Duration, addrs ...string) []trace.Event {
+func connectOnce(t *testing.T, w *Channel, d time.Duration, addrs ...string) []trace.Event {
 	t.Helper()
 	if err := w.ResolveEndpoints(addrs); err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func synTimes(ev []trace.Event, addr string) (at []time.Duration, retransmits in
 // retransmits its SYN at 1, 3, 7, 15 s and fails only at the 20 s minimum
 // connect timeout.
 func TestNetwork_DropHangsUntilConnectDeadline(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultDrop)
 	ev := connectOnce(t, w, 21*time.Second, addrA)
@@ -64,7 +64,7 @@ func TestNetwork_DropHangsUntilConnectDeadline(t *testing.T) {
 // TestNetwork_ResetFailsAfterOneRTT verifies that a reset address fails the
 // attempt one RTT after the SYN, with a recorded RST.
 func TestNetwork_ResetFailsAfterOneRTT(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1, RTT: 3 * time.Millisecond})
+	w := newChannel(t, `{}`, Options{Seed: 1, RTT: 3 * time.Millisecond})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	ev := connectOnce(t, w, 100*time.Millisecond, addrA)
@@ -77,7 +77,7 @@ func TestNetwork_ResetFailsAfterOneRTT(t *testing.T) {
 // TestNetwork_DownRefusesAfterOneRTT verifies that an address with nothing
 // listening fails the attempt one RTT after the SYN.
 func TestNetwork_DownRefusesAfterOneRTT(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultDown)
 	ev := connectOnce(t, w, time.Second, addrA)
@@ -87,7 +87,7 @@ func TestNetwork_DownRefusesAfterOneRTT(t *testing.T) {
 // TestNetwork_StallFailsAtConnectDeadline verifies that a stalled address
 // completes TCP after one RTT but fails only at the 20 s connect deadline.
 func TestNetwork_StallFailsAtConnectDeadline(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultStall)
 	ev := connectOnce(t, w, 25*time.Second, addrA)
@@ -102,7 +102,7 @@ func TestNetwork_StallFailsAtConnectDeadline(t *testing.T) {
 // cleared mid-attempt is noticed at the next SYN retransmission (3 s), and
 // the subchannel is READY two RTTs later.
 func TestNetwork_ClearingDropConnectsAtNextRetransmission(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultDrop)
 	connectOnce(t, w, 2*time.Second, addrA)
@@ -118,7 +118,7 @@ func TestNetwork_ClearingDropConnectsAtNextRetransmission(t *testing.T) {
 // address of a READY subchannel makes it IDLE at once, and an RPC in flight
 // on it fails UNAVAILABLE.
 func TestNetwork_DownKillsReadyConnection(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1, RTT: 10 * time.Millisecond})
+	w := newChannel(t, `{}`, Options{Seed: 1, RTT: 10 * time.Millisecond})
 	w.AddBackend("b0", addrA)
 	connectOnce(t, w, time.Second, addrA)
 	w.StartRPC("r1", RPCOptions{})
@@ -137,7 +137,7 @@ func TestNetwork_DownKillsReadyConnection(t *testing.T) {
 // tries a subchannel's addresses in order and connects to the first that
 // answers.
 func TestNetwork_SubchannelTriesAddressesInOrder(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA, addr6)
 	w.SetFault(addrA, FaultReset)
 	ev := connectOnce(t, w, time.Second, addrA, addr6)
@@ -161,7 +161,7 @@ func TestNetwork_SubchannelTriesAddressesInOrder(t *testing.T) {
 // TestNetwork_UnownedAddressNeverAnswers verifies that an address no backend
 // owns behaves as dropped.
 func TestNetwork_UnownedAddressNeverAnswers(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	ev := connectOnce(t, w, 21*time.Second, addrB)
 	wantTimes(t, "TRANSIENT_FAILURE", stateTimes(ev, "sc1", "TRANSIENT_FAILURE"), 20*time.Second)
 }

@@ -8,12 +8,12 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// worldTimer prefixes the purpose of the World's own timers (network, backoff,
+// worldTimer prefixes the purpose of the Channel's own timers (network, backoff,
 // RPC deadlines), which are not the policy's and are not recorded.
 const worldTimer = "sim/"
 
 // recordLocked appends e, stamped with the current time. w.mu is held.
-func (w *World) recordLocked(e trace.Event) {
+func (w *Channel) recordLocked(e trace.Event) {
 	e.T = w.Now()
 	if e.Source == "" {
 		e.Source = trace.SourcePolicy
@@ -25,42 +25,42 @@ func (w *World) recordLocked(e trace.Event) {
 	}
 }
 
-func (w *World) record(e trace.Event) {
+func (w *Channel) record(e trace.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.recordLocked(e)
 }
 
-// The clock.Observer of the World's clock: the policy's timers become
+// The clock.Observer of the Channel's clock: the policy's timers become
 // timer-start, timer-fire and timer-stop events.
 
-func (w *World) timerStarted(id uint64, purpose string, d time.Duration) {
+func (w *Channel) timerStarted(id uint64, purpose string, d time.Duration) {
 	if !strings.HasPrefix(purpose, worldTimer) {
 		w.record(trace.Event{Kind: trace.KindTimerStart, Timer: purpose, TimerID: id, Duration: d})
 	}
 }
 
-func (w *World) timerFired(id uint64, purpose string) {
+func (w *Channel) timerFired(id uint64, purpose string) {
 	if !strings.HasPrefix(purpose, worldTimer) {
 		w.record(trace.Event{Kind: trace.KindTimerFire, Timer: purpose, TimerID: id})
 	}
 }
 
-func (w *World) timerStopped(id uint64, purpose string) {
+func (w *Channel) timerStopped(id uint64, purpose string) {
 	if !strings.HasPrefix(purpose, worldTimer) {
 		w.record(trace.Event{Kind: trace.KindTimerStop, Timer: purpose, TimerID: id})
 	}
 }
 
-// simTimer is one of the World's own timers. Its callback runs with w.mu
-// held, so it only changes the World's state and queues calls into the
+// simTimer is one of the Channel's own timers. Its callback runs with w.mu
+// held, so it only changes the Channel's state and queues calls into the
 // balancer.
 type simTimer struct {
 	t clock.Timer
 }
 
-// afterLocked starts a World timer. w.mu is held.
-func (w *World) afterLocked(purpose string, d time.Duration, f func()) *simTimer {
+// afterLocked starts a Channel timer. w.mu is held.
+func (w *Channel) afterLocked(purpose string, d time.Duration, f func()) *simTimer {
 	st := &simTimer{}
 	if w.closed {
 		return st
@@ -68,7 +68,7 @@ func (w *World) afterLocked(purpose string, d time.Duration, f func()) *simTimer
 	st.t = w.clk.AfterFunc(worldTimer+purpose, d, func() {
 		w.mu.Lock()
 		if _, live := w.timers[st]; !live {
-			w.mu.Unlock() // stopped, or the World closed, while it fired
+			w.mu.Unlock() // stopped, or the Channel closed, while it fired
 			return
 		}
 		delete(w.timers, st)
@@ -79,8 +79,8 @@ func (w *World) afterLocked(purpose string, d time.Duration, f func()) *simTimer
 	return st
 }
 
-// stopLocked stops a World timer; nil is allowed. w.mu is held.
-func (st *simTimer) stopLocked(w *World) {
+// stopLocked stops a Channel timer; nil is allowed. w.mu is held.
+func (st *simTimer) stopLocked(w *Channel) {
 	if st == nil {
 		return
 	}

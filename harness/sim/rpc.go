@@ -40,7 +40,7 @@ type rpc struct {
 }
 
 // StartRPC sends an RPC (recorded as rpc-start) and picks for it.
-func (w *World) StartRPC(id string, o RPCOptions) {
+func (w *Channel) StartRPC(id string, o RPCOptions) {
 	if o.Method == "" {
 		o.Method = DefaultMethod
 	}
@@ -62,13 +62,13 @@ func (w *World) StartRPC(id string, o RPCOptions) {
 
 // enqueuePickLocked queues a pick for r, serialized with the balancer: a
 // picker may call back into its policy (an idle picker's ExitIdle).
-func (w *World) enqueuePickLocked(r *rpc) {
+func (w *Channel) enqueuePickLocked(r *rpc) {
 	w.ser.enqueue(func() { w.pick(r) })
 }
 
 // pick runs one pick for a queued RPC with the current picker, unless that
 // picker was already tried (grpc-go's picker wrapper waits for a new one).
-func (w *World) pick(r *rpc) {
+func (w *Channel) pick(r *rpc) {
 	w.mu.Lock()
 	p, gen := w.picker, w.pickerGen
 	if w.closed || r.finished || p == nil || r.triedGen == gen {
@@ -90,7 +90,7 @@ func (w *World) pick(r *rpc) {
 	w.pickedLocked(r, res)
 }
 
-func (w *World) pickErrorLocked(r *rpc, err error) {
+func (w *Channel) pickErrorLocked(r *rpc, err error) {
 	e := trace.Event{Kind: trace.KindPick, RPC: r.id, Err: err.Error()}
 	switch st, isStatus := status.FromError(err); {
 	case errors.Is(err, balancer.ErrNoSubConnAvailable):
@@ -116,7 +116,7 @@ func (w *World) pickErrorLocked(r *rpc, err error) {
 // other makes the RPC wait for the next picker. The pick event carries the
 // session address list the picker reported (trace.SessionAddrsKey), which
 // a real channel would send to the backend with the RPC.
-func (w *World) pickedLocked(r *rpc, res balancer.PickResult) {
+func (w *Channel) pickedLocked(r *rpc, res balancer.PickResult) {
 	sc, ours := res.SubConn.(*subConn)
 	session := trace.SplitSessionAddrs(res.Metadata.Get(trace.SessionAddrsKey))
 	switch {
@@ -143,7 +143,7 @@ func (w *World) pickedLocked(r *rpc, res balancer.PickResult) {
 
 // completeLocked ends an RPC carried by connection c: answered by the backend
 // owning c's address, or UNAVAILABLE if c died meanwhile.
-func (w *World) completeLocked(r *rpc, c *conn) {
+func (w *Channel) completeLocked(r *rpc, c *conn) {
 	if r.finished {
 		return
 	}
@@ -156,7 +156,7 @@ func (w *World) completeLocked(r *rpc, c *conn) {
 
 // deadlineLocked ends an RPC whose deadline passed, with the message grpc-go
 // gives one still waiting for a pick.
-func (w *World) deadlineLocked(r *rpc) {
+func (w *Channel) deadlineLocked(r *rpc) {
 	r.deadline = nil
 	msg := "context deadline exceeded while waiting for connections to become ready"
 	if r.lastErr != nil {
@@ -166,7 +166,7 @@ func (w *World) deadlineLocked(r *rpc) {
 }
 
 // finishLocked records the RPC's result and calls the picker's Done.
-func (w *World) finishLocked(r *rpc, code codes.Code, msg, backend string) {
+func (w *Channel) finishLocked(r *rpc, code codes.Code, msg, backend string) {
 	r.finished = true
 	r.deadline.stopLocked(w)
 	w.dequeueLocked(r)
@@ -181,7 +181,7 @@ func (w *World) finishLocked(r *rpc, code codes.Code, msg, backend string) {
 	}
 }
 
-func (w *World) dequeueLocked(r *rpc) {
+func (w *Channel) dequeueLocked(r *rpc) {
 	for i, q := range w.queued {
 		if q == r {
 			w.queued = append(w.queued[:i], w.queued[i+1:]...)

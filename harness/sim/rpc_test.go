@@ -20,7 +20,7 @@ func results(ev []trace.Event) map[string]trace.Event {
 // picked while the policy answers ErrNoSubConnAvailable waits, and succeeds
 // with the picker that follows READY.
 func TestPick_QueuesOnNoSubConnAvailableUntilNextPicker(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func TestPick_QueuesOnNoSubConnAvailableUntilNextPicker(t *testing.T) {
 // error fails a plain RPC with UNAVAILABLE at once while a wait-for-ready RPC
 // waits and succeeds once a connection is READY.
 func TestPick_PickerErrorFailsFastUnlessWaitForReady(t *testing.T) {
-	w := newWorld(t, `{"failPicks":true,"reconnect":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"failPicks":true,"reconnect":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -70,7 +70,7 @@ func TestPick_PickerErrorFailsFastUnlessWaitForReady(t *testing.T) {
 // TestPick_StatusErrorEndsEvenWaitForReady verifies that a picker's status
 // error ends a wait-for-ready RPC with that status.
 func TestPick_StatusErrorEndsEvenWaitForReady(t *testing.T) {
-	w := newWorld(t, `{"dropPicks":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"dropPicks":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -87,7 +87,7 @@ func TestPick_StatusErrorEndsEvenWaitForReady(t *testing.T) {
 // deadline ends with DEADLINE_EXCEEDED exactly at its deadline, naming the
 // latest picker error.
 func TestPick_DeadlineExceededWhileQueued(t *testing.T) {
-	w := newWorld(t, `{"failPicks":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"failPicks":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -106,7 +106,7 @@ func TestPick_DeadlineExceededWhileQueued(t *testing.T) {
 // that is not READY makes the RPC wait for the next picker (calling Done),
 // and that the RPC is carried once the SubConn is READY.
 func TestPick_NotReadySubConnWaitsForNextPicker(t *testing.T) {
-	w := newWorld(t, `{"pickAny":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"pickAny":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import "sync"
 // while it runs (a SubConn state change caused by Connect, say) is queued and
 // delivered after the current call returns.
 //
-// In virtual mode the World drains the queue on the caller's goroutine at the
+// In virtual mode the Channel drains the queue on the caller's goroutine at the
 // end of every public method and after every timer step. In wall mode one
-// goroutine, owned by the World and stopped by Close, drains it.
+// goroutine, owned by the Channel and stopped by Close, drains it.
 type serializer struct {
 	mu      sync.Mutex
 	q       []func()

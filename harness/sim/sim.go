@@ -2,7 +2,7 @@
 // channel, network and set of backends, and records what the policy did as
 // trace events (source "policy", "capture" and "harness").
 //
-// A World is built from a registered balancer.Builder and its JSON LB config:
+// A Channel is built from a registered balancer.Builder and its JSON LB config:
 //
 //	w, err := sim.New("conform_pick_first", `{"shuffleAddressList":false}`, sim.Options{Seed: 1})
 //	w.AddBackend("b0", "198.18.0.10:443", "[fd00:c0f::10]:443")
@@ -17,7 +17,7 @@
 // Builders that implement clock.Aware run on a clock.Virtual: time moves only
 // in Advance and AdvanceUntil, and the same calls with the same Options.Seed
 // give the same Events, byte for byte. Other builders (grpc-go's own
-// pick_first) run on wall time: the World's timers are real, Advance sleeps,
+// pick_first) run on wall time: the Channel's timers are real, Advance sleeps,
 // and AdvanceUntil waits for events. In both modes every call into the
 // balancer is serialized as grpc-go's channel serializes it: one at a time,
 // never re-entrantly.
@@ -73,7 +73,7 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// Options configures a World. The zero value is valid.
+// Options configures a Channel. The zero value is valid.
 type Options struct {
 	// Seed seeds the policy's randomness (clock.Rand, virtual mode) and the
 	// subchannels' backoff jitter.
@@ -88,15 +88,15 @@ type Options struct {
 	SubchannelReResolves bool
 }
 
-// World is one simulated channel: a balancer, its subchannels, the network
+// Channel is one simulated channel: a balancer, its subchannels, the network
 // and the backends. Its methods must not be called from inside the balancer.
-type World struct {
+type Channel struct {
 	opts     Options
 	builder  string
 	cfg      serviceconfig.LoadBalancingConfig
 	cfgText  string         // the JSON text cfg was parsed from
 	virt     *clock.Virtual // nil in wall mode
-	clk      clock.Clock    // the World's own timers: virt, or a wall clock
+	clk      clock.Clock    // the Channel's own timers: virt, or a wall clock
 	start    time.Time
 	jitter   clock.Rand
 	ser      *serializer
@@ -121,11 +121,11 @@ type World struct {
 	rstate     resolver.State // the last resolver update, for SetConfig
 }
 
-// New builds the balancer registered as builderName inside a new World.
+// New builds the balancer registered as builderName inside a new Channel.
 // lbConfigJSON, when not empty, is parsed with the builder's ParseConfig
 // (the builder must then be a balancer.ConfigParser); when empty the balancer
 // gets a nil BalancerConfig.
-func New(builderName, lbConfigJSON string, opts Options) (*World, error) {
+func New(builderName, lbConfigJSON string, opts Options) (*Channel, error) {
 	b := balancer.Get(builderName)
 	if b == nil {
 		return nil, fmt.Errorf("sim: no balancer registered as %q", builderName)
@@ -138,7 +138,7 @@ func New(builderName, lbConfigJSON string, opts Options) (*World, error) {
 		opts.RTT = time.Millisecond
 	}
 	opts.Backoff = opts.Backoff.withDefaults()
-	w := &World{
+	w := &Channel{
 		opts:     opts,
 		builder:  builderName,
 		cfg:      cfg,
@@ -179,22 +179,22 @@ func parseConfig(b balancer.Builder, js string) (serviceconfig.LoadBalancingConf
 	return cfg, nil
 }
 
-// Virtual reports whether the World runs on virtual time.
-func (w *World) Virtual() bool { return w.virt != nil }
+// Virtual reports whether the Channel runs on virtual time.
+func (w *Channel) Virtual() bool { return w.virt != nil }
 
-// Now is the time since the World started: virtual or wall.
-func (w *World) Now() time.Duration { return w.clk.Now().Sub(w.start) }
+// Now is the time since the Channel started: virtual or wall.
+func (w *Channel) Now() time.Duration { return w.clk.Now().Sub(w.start) }
 
 // State is the connectivity state the balancer last reported (IDLE before
 // its first report).
-func (w *World) State() connectivity.State {
+func (w *Channel) State() connectivity.State {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.state
 }
 
 // Events returns a copy of the events recorded so far, in recording order.
-func (w *World) Events() []trace.Event {
+func (w *Channel) Events() []trace.Event {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	out := make([]trace.Event, len(w.events))
@@ -203,21 +203,21 @@ func (w *World) Events() []trace.Event {
 }
 
 // ResolveNowCount is how many times re-resolution was requested.
-func (w *World) ResolveNowCount() int {
+func (w *Channel) ResolveNowCount() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.resolveNow
 }
 
-// Close closes the balancer, stops every timer of the World and, in wall
+// Close closes the balancer, stops every timer of the Channel and, in wall
 // mode, its goroutine. Calls after Close do nothing.
-func (w *World) Close() {
+func (w *Channel) Close() {
 	w.closeBal.Do(func() {
 		w.call(func() { w.bal.Close() })
 		w.mu.Lock()
 		w.closed = true
 		for t := range w.timers {
-			t.t.Stop() // order does not matter: stopped World timers record nothing
+			t.t.Stop() // order does not matter: stopped Channel timers record nothing
 		}
 		w.timers = nil
 		w.mu.Unlock()
@@ -227,7 +227,7 @@ func (w *World) Close() {
 
 // call runs f serialized with every other call into the balancer and returns
 // once it has run.
-func (w *World) call(f func()) {
+func (w *Channel) call(f func()) {
 	if w.virt != nil {
 		w.ser.enqueue(f)
 		w.ser.drain()
@@ -239,7 +239,7 @@ func (w *World) call(f func()) {
 }
 
 // settle delivers everything queued. Wall mode has its own goroutine for that.
-func (w *World) settle() {
+func (w *Channel) settle() {
 	if w.virt != nil {
 		w.ser.drain()
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// TestWorld_ConnectsAndAnswersAnRPC verifies the happy path: one endpoint,
+// TestChannel_ConnectsAndAnswersAnRPC verifies the happy path: one endpoint,
 // READY after two RTTs, an RPC answered by the backend owning the address.
-func TestWorld_ConnectsAndAnswersAnRPC(t *testing.T) {
+func TestChannel_ConnectsAndAnswersAnRPC(t *testing.T) {
 	w, err := New(testLBName, `{}`, Options{Seed: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 // AddBackend declares a backend named name serving on addrs ("ip:port"
 // literals, IPv6 in brackets). Addresses no backend owns never answer.
-func (w *World) AddBackend(name string, addrs ...string) {
+func (w *Channel) AddBackend(name string, addrs ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, a := range addrs {
@@ -22,7 +22,7 @@ func (w *World) AddBackend(name string, addrs ...string) {
 
 // SetFault applies f to addr (recorded as fault-set); FaultNone clears it
 // (fault-clear). FaultDown also kills live connections to addr.
-func (w *World) SetFault(addr string, f Fault) {
+func (w *Channel) SetFault(addr string, f Fault) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -45,7 +45,7 @@ func (w *World) SetFault(addr string, f Fault) {
 
 // SetHealth sets the health state addr serves (recorded as health-set) and
 // delivers it to the health listeners of subchannels connected to addr.
-func (w *World) SetHealth(addr string, s connectivity.State) {
+func (w *Channel) SetHealth(addr string, s connectivity.State) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -65,7 +65,7 @@ func (w *World) SetHealth(addr string, s connectivity.State) {
 
 // Resolve pushes a resolver update to the balancer (UpdateClientConnState,
 // recorded as resolver-update) and returns the balancer's answer.
-func (w *World) Resolve(s resolver.State) error {
+func (w *Channel) Resolve(s resolver.State) error {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -88,7 +88,7 @@ func (w *World) Resolve(s resolver.State) error {
 // the last resolver update's state, as grpc-go's channel pushes a changed
 // service config, and with every resolver update after. A config the
 // builder refuses changes nothing and is not recorded.
-func (w *World) SetConfig(lbConfigJSON string) error {
+func (w *Channel) SetConfig(lbConfigJSON string) error {
 	cfg, err := parseConfig(balancer.Get(w.builder), lbConfigJSON)
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func (w *World) SetConfig(lbConfigJSON string) error {
 // balancer gets both in one call, as grpc-go's channel delivers a resolver
 // state with a new service config. A config the builder refuses changes
 // nothing: the error is returned and nothing is recorded.
-func (w *World) ResolveConfig(s resolver.State, lbConfigJSON string) error {
+func (w *Channel) ResolveConfig(s resolver.State, lbConfigJSON string) error {
 	w.mu.Lock()
 	same := lbConfigJSON == w.cfgText
 	w.mu.Unlock()
@@ -138,12 +138,12 @@ func (w *World) ResolveConfig(s resolver.State, lbConfigJSON string) error {
 
 // Record adds an event observed outside the channel (a control plane's
 // request, for example) at the current time. Its Source must be set.
-func (w *World) Record(e trace.Event) {
+func (w *Channel) Record(e trace.Event) {
 	w.stimulus(e)
 }
 
 // ResolveEndpoints resolves to one resolver.Endpoint per list of addresses.
-func (w *World) ResolveEndpoints(endpoints ...[]string) error {
+func (w *Channel) ResolveEndpoints(endpoints ...[]string) error {
 	s := resolver.State{Endpoints: make([]resolver.Endpoint, len(endpoints))}
 	for i, addrs := range endpoints {
 		for _, a := range addrs {
@@ -170,7 +170,7 @@ func endpointAddrs(s resolver.State) [][]string {
 
 // ResolverError reports a resolver error to the balancer (recorded as
 // resolver-error).
-func (w *World) ResolverError(err error) {
+func (w *Channel) ResolverError(err error) {
 	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()}) {
 		w.call(func() { w.bal.ResolverError(err) })
 	}
@@ -178,14 +178,14 @@ func (w *World) ResolverError(err error) {
 
 // ExitIdle asks the balancer to leave IDLE (recorded as exit-idle), as the
 // channel does when an RPC arrives while it is idle.
-func (w *World) ExitIdle() {
+func (w *Channel) ExitIdle() {
 	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindExitIdle}) {
 		w.call(func() { w.bal.ExitIdle() })
 	}
 }
 
-// stimulus records e unless the World is closed, and reports whether it did.
-func (w *World) stimulus(e trace.Event) bool {
+// stimulus records e unless the Channel is closed, and reports whether it did.
+func (w *Channel) stimulus(e trace.Event) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -198,7 +198,7 @@ func (w *World) stimulus(e trace.Event) bool {
 // Advance lets d pass. In virtual mode it runs every timer due meanwhile, in
 // order, delivering what each one causes before the next; in wall mode it
 // sleeps.
-func (w *World) Advance(d time.Duration) {
+func (w *Channel) Advance(d time.Duration) {
 	if w.virt == nil {
 		time.Sleep(d)
 		return
@@ -209,14 +209,14 @@ func (w *World) Advance(d time.Duration) {
 // AdvanceUntil lets time pass until cond holds or max has passed, and reports
 // whether cond holds. In virtual mode cond is checked after every timer; in
 // wall mode after every recorded event. cond must not call into the balancer.
-func (w *World) AdvanceUntil(cond func() bool, max time.Duration) bool {
+func (w *Channel) AdvanceUntil(cond func() bool, max time.Duration) bool {
 	if w.virt == nil {
 		return w.waitUntil(cond, max)
 	}
 	return w.advanceTo(w.virt.Now().Add(max), cond)
 }
 
-func (w *World) advanceTo(limit time.Time, cond func() bool) bool {
+func (w *Channel) advanceTo(limit time.Time, cond func() bool) bool {
 	w.ser.drain()
 	for {
 		if cond != nil && cond() {
@@ -232,7 +232,7 @@ func (w *World) advanceTo(limit time.Time, cond func() bool) bool {
 	return cond != nil && cond()
 }
 
-func (w *World) waitUntil(cond func() bool, max time.Duration) bool {
+func (w *Channel) waitUntil(cond func() bool, max time.Duration) bool {
 	timeout := time.NewTimer(max)
 	defer timeout.Stop()
 	for {

@@ -14,7 +14,7 @@ import (
 // subConn is a simulated subchannel. All its fields are guarded by w.mu.
 type subConn struct {
 	balancer.SubConn // required by grpc-go; every method used is overridden
-	w                *World
+	w                *Channel
 	id               string
 	addrs            []string
 	listener         func(balancer.SubConnState)

@@ -15,7 +15,7 @@ import (
 // health listener registered on READY hears READY (the default), then the
 // states set with SetHealth, and that the policy's picks follow them.
 func TestHealth_ListenerGetsServedStateOnceReadyAndChanges(t *testing.T) {
-	w := newWorld(t, `{"health":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"health":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestHealth_ListenerGetsServedStateOnceReadyAndChanges(t *testing.T) {
 // TestHealth_StateChangeSilencesListener verifies that once the subchannel
 // leaves READY, health changes no longer reach the old listener.
 func TestHealth_StateChangeSilencesListener(t *testing.T) {
-	w := newWorld(t, `{"health":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"health":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestHealth_StateChangeSilencesListener(t *testing.T) {
 // subchannel shut down during its backoff tells the policy SHUTDOWN once and
 // never IDLE afterwards.
 func TestSubchannel_ShutdownDeliversShutdownThenNothing(t *testing.T) {
-	w := newWorld(t, `{"reconnect":true}`, Options{Seed: 1})
+	w := newChannel(t, `{"reconnect":true}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultReset)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
@@ -89,7 +89,7 @@ func TestSubchannel_ShutdownDeliversShutdownThenNothing(t *testing.T) {
 // Options.SubchannelReResolves.
 func TestSubchannel_ReResolvesOnlyWhenAsked(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		w := newWorld(t, `{}`, Options{Seed: 1, SubchannelReResolves: on})
+		w := newChannel(t, `{}`, Options{Seed: 1, SubchannelReResolves: on})
 		w.AddBackend("b0", addrA)
 		w.SetFault(addrA, FaultReset)
 		if err := w.ResolveEndpoints([]string{addrA}); err != nil {

@@ -10,11 +10,11 @@ import (
 
 // TestTimers_PolicyTimersRecordedWithExactVirtualDurations verifies that a
 // seam-aware policy's timers appear as timer-start (with the duration),
-// timer-stop and timer-fire at exact virtual times, and that the World's own
+// timer-stop and timer-fire at exact virtual times, and that the Channel's own
 // timers do not appear.
 func TestTimers_PolicyTimersRecordedWithExactVirtualDurations(t *testing.T) {
 	cfg := `{"timers":[{"purpose":"failover","ms":10000},{"purpose":"deactivation","ms":900000}]}`
-	w := newWorld(t, cfg, Options{Seed: 1})
+	w := newChannel(t, cfg, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestTimers_PolicyTimersRecordedWithExactVirtualDurations(t *testing.T) {
 // AdvanceUntil stops at the first moment cond holds, and reports false with
 // time at the limit when it never does.
 func TestAdvanceUntil_StopsAtTheTimerThatMakesCondTrue(t *testing.T) {
-	w := newWorld(t, `{}`, Options{Seed: 1})
+	w := newChannel(t, `{}`, Options{Seed: 1})
 	w.AddBackend("b0", addrA)
 	w.SetFault(addrA, FaultDrop)
 	if err := w.ResolveEndpoints([]string{addrA}); err != nil {

@@ -87,9 +87,9 @@ func odConfig(fields string) string {
 
 // newWorld builds conform_outlier_detection with cfg in a simulator with a
 // 1 ms RTT and jitter-free backoff.
-func newWorld(t *testing.T, cfg string, seed uint64) *sim.World {
+func newWorld(t *testing.T, cfg string, seed uint64) *sim.Channel {
 	t.Helper()
-	return lbtest.NewWorld(t, outlierdetection.Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
+	return lbtest.NewChannel(t, outlierdetection.Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
 }
 
 var rpcs int
@@ -97,7 +97,7 @@ var rpcs int
 // call sends one RPC to the endpoint whose first address is to; a failing
 // one ends with DEADLINE_EXCEEDED after it was picked, so its picker's Done
 // sees the failure. It returns the RPC's id.
-func call(w *sim.World, to string, fail bool) string {
+func call(w *sim.Channel, to string, fail bool) string {
 	rpcs++
 	id := fmt.Sprintf("r%d", rpcs)
 	o := sim.RPCOptions{Metadata: metadata.Pairs(routeKey, to)}
@@ -109,7 +109,7 @@ func call(w *sim.World, to string, fail bool) string {
 }
 
 // calls sends n RPCs to to, spaced 1 ms apart, and lets them finish.
-func calls(w *sim.World, to string, n int, fail bool) {
+func calls(w *sim.Channel, to string, n int, fail bool) {
 	for range n {
 		call(w, to, fail)
 		w.Advance(ms)
@@ -119,7 +119,7 @@ func calls(w *sim.World, to string, n int, fail bool) {
 
 // probe sends one RPC to to and says how it ended: the backend, or the
 // status code and the message's tail.
-func probe(t *testing.T, w *sim.World, to string) string {
+func probe(t *testing.T, w *sim.Channel, to string) string {
 	t.Helper()
 	id := call(w, to, false)
 	w.Advance(10 * ms)

@@ -18,7 +18,7 @@ var (
 )
 
 // advanceTo lets virtual time run to t.
-func advanceTo(w *sim.World, t time.Duration) { w.Advance(t - w.Now()) }
+func advanceTo(w *sim.Channel, t time.Duration) { w.Advance(t - w.Now()) }
 
 // failurePct is a config with only the failure percentage algorithm, one
 // host enough.
@@ -106,7 +106,7 @@ func TestOutlierDetection_UnejectsAfterBaseTimesMultiplier(t *testing.T) {
 }
 
 // ejectedOf probes every endpoint and lists the ejected ones.
-func ejectedOf(t *testing.T, w *sim.World, addrs []string) []string {
+func ejectedOf(t *testing.T, w *sim.Channel, addrs []string) []string {
 	t.Helper()
 	var out []string
 	for _, a := range addrs {
@@ -123,7 +123,7 @@ var five = []string{lbtest.V4a, lbtest.V4b, lbtest.V4c, lbtest.V6a, lbtest.V6b}
 
 // fiveWorld resolves five single-address endpoints, one backend each, and
 // lets their pick_first children connect.
-func fiveWorld(t *testing.T, cfg string, seed uint64) *sim.World {
+func fiveWorld(t *testing.T, cfg string, seed uint64) *sim.Channel {
 	t.Helper()
 	w := newWorld(t, cfg, seed)
 	var eps [][]string

@@ -97,13 +97,13 @@ var (
 		"priorities": ["p0", "p1"]}}`
 )
 
-func newWorld(t *testing.T, cfg string) *sim.World {
+func newWorld(t *testing.T, cfg string) *sim.Channel {
 	t.Helper()
 	actual = map[string]string{}
-	return lbtest.NewWorld(t, recorderName, cfg, sim.Options{Seed: 1, Backoff: lbtest.ExactBackoff})
+	return lbtest.NewChannel(t, recorderName, cfg, sim.Options{Seed: 1, Backoff: lbtest.ExactBackoff})
 }
 
-func advanceTo(w *sim.World, t time.Duration) { w.Advance(t - w.Now()) }
+func advanceTo(w *sim.Channel, t time.Duration) { w.Advance(t - w.Now()) }
 
 // ep is an endpoint of addrs with an EDS health status ("" for none) and,
 // if path is not empty, a hierarchical path.
@@ -121,7 +121,7 @@ func ep(status string, path string, addrs ...string) resolver.Endpoint {
 	return e
 }
 
-func resolve(t *testing.T, w *sim.World, eps ...resolver.Endpoint) {
+func resolve(t *testing.T, w *sim.Channel, eps ...resolver.Endpoint) {
 	t.Helper()
 	if err := w.Resolve(resolver.State{Endpoints: eps}); err != nil {
 		t.Fatalf("Resolve: %v", err)
@@ -132,7 +132,7 @@ var rpcs int
 
 // send starts an RPC; cookie nil: not in a session; empty: a session
 // without a cookie yet. It returns the RPC's id.
-func send(w *sim.World, cookie []string) string {
+func send(w *sim.Channel, cookie []string) string {
 	rpcs++
 	id := fmt.Sprintf("r%d", rpcs)
 	md := metadata.Pairs(rpcKey, id)
@@ -148,7 +148,7 @@ func send(w *sim.World, cookie []string) string {
 
 // served sends one RPC, lets it finish (100 ms) and returns its backend
 // and the actual address list the picker reported.
-func served(t *testing.T, w *sim.World, cookie []string) (string, string) {
+func served(t *testing.T, w *sim.Channel, cookie []string) (string, string) {
 	t.Helper()
 	id := send(w, cookie)
 	w.Advance(100 * ms)
@@ -160,7 +160,7 @@ func served(t *testing.T, w *sim.World, cookie []string) (string, string) {
 }
 
 // picks lists the pick events of RPC id as "time detail-or-address".
-func picks(w *sim.World, id string) []lbtest.Stamped {
+func picks(w *sim.Channel, id string) []lbtest.Stamped {
 	var out []lbtest.Stamped
 	for _, e := range w.Events() {
 		if e.Kind == "pick" && e.RPC == id {

@@ -43,14 +43,14 @@ func names(ns ...string) []kid {
 	return out
 }
 
-func newWorld(t *testing.T) *sim.World {
+func newWorld(t *testing.T) *sim.Channel {
 	t.Helper()
-	return lbtest.NewWorld(t, rootName, "", sim.Options{Seed: 1})
+	return lbtest.NewChannel(t, rootName, "", sim.Options{Seed: 1})
 }
 
 // timers lists the policy's timer events of one purpose, as
 // "start 10s @0s", "fire @10s", "stop @1s".
-func timers(w *sim.World, purpose string) []string {
+func timers(w *sim.Channel, purpose string) []string {
 	var out []string
 	for _, e := range w.Events() {
 		if e.Timer != purpose {

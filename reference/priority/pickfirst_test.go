@@ -24,9 +24,9 @@ const (
 
 // pfWorld is a priority over two conform_pick_first children, p0 on backend
 // b0 and p1 on b1, in the simulator's network.
-func pfWorld(t *testing.T, faultOn0 sim.Fault) *sim.World {
+func pfWorld(t *testing.T, faultOn0 sim.Fault) *sim.Channel {
 	t.Helper()
-	w := lbtest.NewWorld(t, Name, pfCfg, sim.Options{Seed: 7})
+	w := lbtest.NewChannel(t, Name, pfCfg, sim.Options{Seed: 7})
 	w.AddBackend("b0", addr0)
 	w.AddBackend("b1", addr1)
 	w.SetFault(addr0, faultOn0)
@@ -42,7 +42,7 @@ func pfWorld(t *testing.T, faultOn0 sim.Fault) *sim.World {
 
 // served returns the backend that answered RPC id and when, or "" if it has
 // not finished.
-func served(w *sim.World, id string) (string, time.Duration) {
+func served(w *sim.Channel, id string) (string, time.Duration) {
 	for _, e := range w.Events() {
 		if e.Kind == trace.KindRPCResult && e.RPC == id {
 			return e.Backend, e.T

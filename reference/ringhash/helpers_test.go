@@ -28,9 +28,9 @@ var headerConfig = `{"requestHashHeader":"` + hashHeader + `"}`
 
 // newWorld builds conform_ring_hash with cfg in a simulator with a 1 ms RTT
 // and jitter-free backoff. The trace is printed if the test fails.
-func newWorld(t *testing.T, cfg string, seed uint64) *sim.World {
+func newWorld(t *testing.T, cfg string, seed uint64) *sim.Channel {
 	t.Helper()
-	return lbtest.NewWorld(t, Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
+	return lbtest.NewChannel(t, Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
 }
 
 // withKey is an RPC carrying key in the request hash header.
@@ -95,7 +95,7 @@ func walk(r ring, members []ringMember, key string) []string {
 
 // keyed sends one RPC per key (wait for ready, ids "<prefix><key>"), lets
 // dur pass and returns the backend that answered each (or "code: err").
-func keyed(t *testing.T, w *sim.World, prefix string, keys []string, dur time.Duration) []string {
+func keyed(t *testing.T, w *sim.Channel, prefix string, keys []string, dur time.Duration) []string {
 	t.Helper()
 	for _, k := range keys {
 		w.StartRPC(prefix+k, withKey(k, sim.RPCOptions{WaitForReady: true}))

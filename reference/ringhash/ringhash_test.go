@@ -14,7 +14,7 @@ import (
 )
 
 // threeBackends adds b0, b1, b2 on (lbtest.V4a, lbtest.V6a), (lbtest.V4b, lbtest.V6b), (lbtest.V4c, lbtest.V6c).
-func threeBackends(w *sim.World) {
+func threeBackends(w *sim.Channel) {
 	w.AddBackend("b0", lbtest.V4a, lbtest.V6a)
 	w.AddBackend("b1", lbtest.V4b, lbtest.V6b)
 	w.AddBackend("b2", lbtest.V4c, lbtest.V6c)

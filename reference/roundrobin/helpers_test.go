@@ -19,7 +19,7 @@ var (
 
 // newWorld builds conform_round_robin with cfg in a simulator with a 1 ms RTT and
 // jitter-free backoff. The trace is printed if the test fails.
-func newWorld(t *testing.T, cfg string, seed uint64) *sim.World {
+func newWorld(t *testing.T, cfg string, seed uint64) *sim.Channel {
 	t.Helper()
-	return lbtest.NewWorld(t, roundrobin.Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
+	return lbtest.NewChannel(t, roundrobin.Name, cfg, sim.Options{Seed: seed, Backoff: lbtest.ExactBackoff})
 }

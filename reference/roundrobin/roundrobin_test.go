@@ -14,7 +14,7 @@ import (
 
 // backendsOf starts n RPCs named prefix0..prefixN-1, lets them finish, and
 // returns the backend that answered each.
-func backendsOf(t *testing.T, w *sim.World, prefix string, n int) []string {
+func backendsOf(t *testing.T, w *sim.Channel, prefix string, n int) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {

@@ -34,13 +34,13 @@ func config(targets ...tgt) string {
 	return string(js)
 }
 
-func newWorld(t *testing.T, seed uint64) *sim.World {
+func newWorld(t *testing.T, seed uint64) *sim.Channel {
 	t.Helper()
-	return lbtest.NewWorld(t, rootName, "", sim.Options{Seed: seed})
+	return lbtest.NewChannel(t, rootName, "", sim.Options{Seed: seed})
 }
 
 // push resolves cfg with one endpoint per target, its path naming it.
-func push(t *testing.T, w *sim.World, cfg string, targets ...tgt) {
+func push(t *testing.T, w *sim.Channel, cfg string, targets ...tgt) {
 	t.Helper()
 	var names []string
 	for _, tg := range targets {
@@ -50,7 +50,7 @@ func push(t *testing.T, w *sim.World, cfg string, targets ...tgt) {
 }
 
 // pickMany sends n RPCs and returns, in order, the child that answered each.
-func pickMany(w *sim.World, n int) []string {
+func pickMany(w *sim.Channel, n int) []string {
 	ids := map[string]int{}
 	for i := 0; i < n; i++ {
 		id := lbtest.NextRPC()

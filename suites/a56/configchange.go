@@ -20,7 +20,7 @@ import (
 // configAgreement is agreement over lbKinds without the deactivation
 // timers' stops: these runs end with a child still deactivated, and the
 // lab's channel, closed when the run ends, stops its timer (the simulated
-// trace ends before its World closes). The checks look at the stops that
+// trace ends before its channel closes). The checks look at the stops that
 // matter (reactivation) in each mode.
 func configAgreement() *compare.Options {
 	o := agreement(0, labSlack, lbKinds...)

@@ -1,5 +1,5 @@
 // Package lbtest holds the test helpers and test doubles the reference
-// policies' tests share: building a simulated World, reducing its trace to
+// policies' tests share: building a simulated channel, reducing its trace to
 // the events a rule talks about, and, for parent policies, a scripted child
 // and a root that takes its config from the resolver.
 //
@@ -32,10 +32,10 @@ const (
 // jitter, so that times after a failure are exact: 1 s, 1.6 s, 2.56 s, ...
 var ExactBackoff = sim.BackoffConfig{InitialBackoff: time.Second, Multiplier: 1.6, MaxBackoff: 120 * time.Second, MinConnectTimeout: 20 * time.Second}
 
-// NewWorld builds policy with cfg in a simulator with opts, forgetting the
-// scripted children of earlier Worlds. The World is closed when the test
+// NewChannel builds policy with cfg in a simulator with opts, forgetting the
+// scripted children of earlier channels. The channel is closed when the test
 // ends, and its trace printed if the test failed.
-func NewWorld(t *testing.T, policy, cfg string, opts sim.Options) *sim.World {
+func NewChannel(t *testing.T, policy, cfg string, opts sim.Options) *sim.Channel {
 	t.Helper()
 	Kids, Builds = map[string]*Scripted{}, map[string]int{}
 	w, err := sim.New(policy, cfg, opts)

@@ -36,7 +36,7 @@ const ScriptedName = "conform_test_scripted"
 func init() { balancer.Register(scriptedBuilder{}) }
 
 // Kids is the live Scripted child of each id; Builds counts builds per id.
-// NewWorld resets both. Tests are not parallel: one World at a time, all on
+// NewChannel resets both. Tests are not parallel: one channel at a time, all on
 // the test goroutine.
 var (
 	Kids   map[string]*Scripted
@@ -145,7 +145,7 @@ func (r *root) UpdateClientConnState(s balancer.ClientConnState) error {
 
 // Push resolves cfg (for a root) with one endpoint per child, its
 // hierarchical path naming the child.
-func Push(t *testing.T, w *sim.World, cfg string, childNames ...string) {
+func Push(t *testing.T, w *sim.Channel, cfg string, childNames ...string) {
 	t.Helper()
 	s := resolver.State{Attributes: attributes.New(CfgKey{}, cfg)}
 	for i, n := range childNames {
@@ -157,8 +157,8 @@ func Push(t *testing.T, w *sim.World, cfg string, childNames ...string) {
 	}
 }
 
-// Report makes child id report st, then lets the World deliver it.
-func Report(t *testing.T, w *sim.World, id string, st connectivity.State) {
+// Report makes child id report st, then lets the channel deliver it.
+func Report(t *testing.T, w *sim.Channel, id string, st connectivity.State) {
 	t.Helper()
 	k, ok := Kids[id]
 	if !ok {
@@ -179,7 +179,7 @@ func NextRPC() string {
 // InUse returns the id of the child whose picker the channel has, by
 // sending one RPC: "error: <code>: <message>" if no child's picker answered
 // it, "queued" if nothing did.
-func InUse(t *testing.T, w *sim.World) string {
+func InUse(t *testing.T, w *sim.Channel) string {
 	t.Helper()
 	id := NextRPC()
 	w.StartRPC(id, sim.RPCOptions{})
@@ -197,7 +197,7 @@ func InUse(t *testing.T, w *sim.World) string {
 
 // ReportedStates lists the states the policy reported to the channel from
 // event index from on.
-func ReportedStates(w *sim.World, from int) []string {
+func ReportedStates(w *sim.Channel, from int) []string {
 	var out []string
 	for _, e := range w.Events()[from:] {
 		if e.Kind == trace.KindBalancerState {

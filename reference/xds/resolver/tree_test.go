@@ -174,7 +174,7 @@ func TestBuild_AggregateTree(t *testing.T) {
 	}
 }
 
-func served(w *sim.World, rpc string) string {
+func served(w *sim.Channel, rpc string) string {
 	for _, e := range w.Events() {
 		if e.Kind == trace.KindRPCResult && e.RPC == rpc {
 			if e.Backend == "" {
