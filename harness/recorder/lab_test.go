@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/resolver/manual"
 
 	"github.com/conformlab/conform/harness/recorder"
+	"github.com/conformlab/conform/harness/replay"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
@@ -148,18 +149,34 @@ func TestLab_RecordsGRPCGoPickFirstHappyEyeballs(t *testing.T) {
 // drops, from the start.
 func checkFieldEnvironment(t *testing.T, evs []trace.Event, v4, v6 string) {
 	t.Helper()
-	s, m, err := recorder.Environment(evs)
+	s, m, err := replay.Environment(evs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m[v6] != "b1/ipv6" || m[v4] != "b1/ipv4" || len(s.Backends) != 1 || s.Backends[0].Stack != scenario.Dual {
 		t.Errorf("mapping %v, backends %v; want one dual-stack b1", m, s.Backends)
 	}
-	if got := faultsOf(s); !slices.Equal(got, []string{"+0.0ms b1/ipv6 drop"}) {
-		t.Errorf("inferred faults %v, want b1/ipv6 drop from the start", got)
+	var faults []scenario.SetFault
+	rpcAt := time.Duration(-1)
+	for _, st := range s.Steps {
+		switch a := st.Action.(type) {
+		case scenario.SetFault:
+			if st.At == 0 {
+				faults = append(faults, a)
+			}
+		case scenario.ClearFault:
+			t.Errorf("inferred a clear of %s at %v: the drop lasts the whole run", a.Addr, st.At)
+		case scenario.StartRPC:
+			if a.ID == "r1" {
+				rpcAt = st.At
+			}
+		}
 	}
-	if !hasRPC(s, "r1", picksOf(evs, "r1")[0].T) {
-		t.Errorf("no RPC r1 at its first pick in %v", s.Steps)
+	if len(faults) != 1 || faults[0].Addr != "b1/ipv6" || faults[0].Fault != scenario.Drop {
+		t.Errorf("inferred faults from the start %v, want b1/ipv6 drop only", faults)
+	}
+	if want := picksOf(evs, "r1")[0].T; rpcAt != want {
+		t.Errorf("RPC r1 at %v, want at its first pick %v", rpcAt, want)
 	}
 }
 

@@ -1,4 +1,4 @@
-package recorder
+package replay
 
 import (
 	"cmp"
@@ -47,7 +47,7 @@ func (in Inference) Environment(evs []trace.Event) (*scenario.Scenario, Mapping,
 	slices.SortStableFunc(evs, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
 	m, backends, err := mapAddresses(evs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("recorder: environment: %w", err)
+		return nil, nil, fmt.Errorf("replay: environment: %w", err)
 	}
 	steps := faultSteps(in.observe(evs), m)
 	steps = append(steps, resolveSteps(evs, m)...)
@@ -69,7 +69,7 @@ func (in Inference) Environment(evs []trace.Event) (*scenario.Scenario, Mapping,
 	}
 	s, err := b.End(end + in.Tail).Build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("recorder: environment: %w", err)
+		return nil, nil, fmt.Errorf("replay: environment: %w", err)
 	}
 	return s, m, nil
 }
@@ -86,7 +86,7 @@ func (in Inference) withDefaults() Inference {
 // describe documents the address mapping and what could not be replayed.
 func describe(evs []trace.Event, m Mapping) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Inferred by recorder.Environment from %d recorded events.\nAddresses (symbolic = as recorded):\n%s\n", len(evs), m)
+	fmt.Fprintf(&b, "Inferred by replay.Environment from %d recorded events.\nAddresses (symbolic = as recorded):\n%s\n", len(evs), m)
 	for _, e := range trace.Select(evs, trace.OfKind(trace.KindResolverError)) {
 		fmt.Fprintf(&b, "Not replayed: resolver error at %s: %s\n", trace.FormatT(e.T), e.Err)
 	}

@@ -1,4 +1,4 @@
-package recorder_test
+package replay_test
 
 import (
 	"fmt"
@@ -11,13 +11,21 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/conformlab/conform/harness/recorder"
+	"github.com/conformlab/conform/harness/replay"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference/roundrobin"
 )
 
-const v4c = "198.18.0.12:443"
+// The addresses the environment tests record: field addresses, as a
+// client's resolver would give them.
+const (
+	v4a = "198.18.0.10:443"
+	v6a = "[fd00:c0f::10]:443"
+	v4b = "198.18.0.11:443"
+	v4c = "198.18.0.12:443"
+)
 
 // fieldView keeps what a recorder in a real client would have seen: the
 // policy's events and the resolver updates; never the faults.
@@ -40,9 +48,9 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 	scenario.Drop: sim.FaultDrop, scenario.Reset: sim.FaultReset, scenario.Stall: sim.FaultStall, scenario.Down: sim.FaultDown,
 }
 
-// replay runs s, whose steps are all at fixed times, in the simulator on
+// replayIn runs s, whose steps are all at fixed times, in the simulator on
 // conform_round_robin with seed 1.
-func replay(t *testing.T, s *scenario.Scenario) []trace.Event {
+func replayIn(t *testing.T, s *scenario.Scenario) []trace.Event {
 	t.Helper()
 	w, err := sim.New(roundrobin.Name, "", sim.Options{Seed: 1})
 	if err != nil {
@@ -130,7 +138,7 @@ func faultsOf(s *scenario.Scenario) []string {
 // sequences per address with the recorded ones.
 func checkReplay(t *testing.T, recorded []trace.Event, want ...string) *scenario.Scenario {
 	t.Helper()
-	s, m, err := recorder.Environment(fieldView(recorded))
+	s, m, err := replay.Environment(fieldView(recorded))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +146,7 @@ func checkReplay(t *testing.T, recorded []trace.Event, want ...string) *scenario
 		t.Errorf("inferred faults:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	symbolicOfReplay := s.Symbolic(replayAddr)
-	got := statesByAddr(replay(t, s), func(a string) string { return string(symbolicOfReplay[a]) })
+	got := statesByAddr(replayIn(t, s), func(a string) string { return string(symbolicOfReplay[a]) })
 	wantStates := statesByAddr(recorded, func(a string) string { return string(m[a]) })
 	for _, a := range slices.Sorted(maps.Keys(wantStates)) {
 		if !slices.Equal(got[a], wantStates[a]) {
@@ -274,7 +282,7 @@ func TestEnvironment_AnonymousPicks(t *testing.T) {
 		pick(3*ms, ""),
 		pick(4*ms, ""),
 	}
-	s, _, err := recorder.Environment(evs)
+	s, _, err := replay.Environment(evs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +302,7 @@ func TestEnvironment_AnonymousPicks(t *testing.T) {
 // scenario cannot give them a family.
 func TestEnvironment_RejectsHostnames(t *testing.T) {
 	evs := []trace.Event{{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: [][]string{{"example.com:443"}}}}
-	if _, _, err := recorder.Environment(evs); err == nil || !strings.Contains(err.Error(), "example.com:443") {
+	if _, _, err := replay.Environment(evs); err == nil || !strings.Contains(err.Error(), "example.com:443") {
 		t.Fatalf("Environment = %v, want an error naming example.com:443", err)
 	}
 }
