@@ -43,7 +43,7 @@ func runLab(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return labDemo(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, labUsage)
-	return fmt.Errorf("lab: unknown subcommand %q", args[0])
+	return badUsage("lab: unknown subcommand %q (want check or demo)", args[0])
 }
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {

@@ -62,21 +62,41 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// usageError is a command line conform cannot act on: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// badUsage is a usage error with the message format gives.
+func badUsage(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	interrupted := ctx.Err() != nil // before stop, which cancels ctx too
 	stop()
+	os.Exit(exitStatus(err, interrupted, os.Stderr))
+}
+
+// exitStatus says how conform ends after run returned err: 0, 1 for
+// verdicts or failures, 2 for usage errors, 130 for a real interrupt.
+func exitStatus(err error, interrupted bool, stderr io.Writer) int {
 	var ee exitError
 	switch {
 	case err == nil:
+		return 0
 	case errors.As(err, &ee):
-		os.Exit(ee.code)
-	case ctx.Err() != nil:
-		fmt.Fprintln(os.Stderr, "conform: interrupted; the lab was removed")
-		os.Exit(130)
+		return ee.code
+	case interrupted:
+		fmt.Fprintln(stderr, "conform: interrupted; the lab was removed")
+		return 130
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(stderr, "conform:", err)
+		return 2
 	default:
-		fmt.Fprintln(os.Stderr, "conform:", err)
-		os.Exit(1)
+		fmt.Fprintln(stderr, "conform:", err)
+		return 1
 	}
 }
 
@@ -94,7 +114,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printUsage(stderr)
-	return fmt.Errorf("unknown command %q", args[0])
+	return badUsage("unknown command %q (see conform help)", args[0])
 }
 
 func printUsage(w io.Writer) {

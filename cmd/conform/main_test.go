@@ -199,3 +199,32 @@ func TestRequirements_DocFilterKeepsOtherDocumentsOut(t *testing.T) {
 		t.Errorf("the A56 table mentions other documents' requirements:\n%s", out.String())
 	}
 }
+
+// TestExitStatus_UsageVerdictInterrupt verifies the exit status and the
+// message for each way a run ends: a usage error is 2 with its own message
+// (not "interrupted"), a failure 1, an explicit status as it is, and only a
+// real interrupt 130.
+func TestExitStatus_UsageVerdictInterrupt(t *testing.T) {
+	for _, c := range []struct {
+		err         error
+		interrupted bool
+		code        int
+		says        string
+	}{
+		{nil, false, 0, ""},
+		{badUsage("unknown command %q (see conform help)", "frob"), false, 2, `conform: unknown command "frob"`},
+		{errors.New("verify runs implementations in the lab"), false, 1, "conform: verify runs"},
+		{exitError{1}, false, 1, ""},
+		{context.Canceled, true, 130, "interrupted"},
+	} {
+		var stderr bytes.Buffer
+		if got := exitStatus(c.err, c.interrupted, &stderr); got != c.code || !strings.Contains(stderr.String(), c.says) {
+			t.Errorf("exitStatus(%v, %v) = %d, %q; want %d, %q", c.err, c.interrupted, got, stderr.String(), c.code, c.says)
+		}
+	}
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"frob"}, &out, &errw)
+	if exitStatus(err, false, &errw) != 2 {
+		t.Errorf("an unknown command: %v, want a usage error", err)
+	}
+}

@@ -76,11 +76,11 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	switch f.failOn {
 	case "fail", "error", "never":
 	default:
-		return nil, fmt.Errorf("verify: --fail-on %q: want fail, error or never", f.failOn)
+		return nil, badUsage("verify: --fail-on %q: want fail, error or never", f.failOn)
 	}
 	if len(f.impls) == 0 {
 		fs.Usage()
-		return nil, fmt.Errorf("verify: say which implementation: --impl grpc-go@v1.85.0 (see above)")
+		return nil, badUsage("verify: say which implementation: --impl grpc-go@v1.85.0 (see above)")
 	}
 	f.mode = "lab"
 	return f, nil
@@ -104,7 +104,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, s := range f.impls {
 		impl, err := driver.ParseImpl(s)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		impls = append(impls, impl)
 	}
