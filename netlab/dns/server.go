@@ -13,9 +13,9 @@
 // C-core's c-ares resolver honours) or by a resolv.conf of their own
 // (ResolvConf, WriteResolverFiles, WithLabResolver).
 //
-// The wire format is written here (wire.go), for the few record types an
-// authoritative server for addresses needs; the module takes no DNS
-// dependency.
+// Messages are read and written with golang.org/x/net/dns/dnsmessage
+// (wire.go); serving (serve.go) and the table are the package's own, so that
+// every query is reported, malformed ones included.
 package dns
 
 import (
@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 // Query is one query the server received, and what it answered.
@@ -159,6 +161,9 @@ func (s *Server) Queries() []Query {
 	return slices.Clone(s.queries)
 }
 
+// maxLabelLen is the longest label (RFC 1035 section 2.3.4).
+const maxLabelLen = 63
+
 // canonical checks a table name (letters, digits, '-' and '_'; labels of 1 to
 // 63 bytes; a trailing dot allowed) and lower-cases it.
 func canonical(name string) (string, error) {
@@ -171,7 +176,7 @@ func canonical(name string) (string, error) {
 			return "", fmt.Errorf("dns: name %q: labels have 1 to %d characters", name, maxLabelLen)
 		}
 		for _, c := range []byte(l) {
-			if !('a' <= c && c <= 'z' || isDigit(c) || c == '-' || c == '_') {
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
 				return "", fmt.Errorf("dns: name %q: character %q not allowed", name, c)
 			}
 		}
@@ -187,66 +192,78 @@ const maxUDP = 512
 // answer builds the reply to one query message. ok is false when nothing is
 // to be sent: the message is too short to carry an ID, or is itself a reply.
 // limit bounds the reply's size (0: none).
-func (s *Server) answer(req []byte, network string, from netip.AddrPort, limit int) (reply []byte, ok bool) {
-	h, _, err := unpackHeader(req)
+func (s *Server) answer(req []byte, network string, from netip.AddrPort, limit int) (msg []byte, ok bool) {
+	var p dnsmessage.Parser
+	h, err := p.Start(req)
 	if err != nil || h.Response {
 		return nil, false
 	}
 	q := Query{T: s.now(), Net: network, From: from, ID: h.ID}
-	resp := &Message{Header: Header{ID: h.ID, Response: true, Opcode: h.Opcode, Authoritative: true,
+	r := reply{header: dnsmessage.Header{ID: h.ID, Response: true, OpCode: h.OpCode, Authoritative: true,
 		RecursionDesired: h.RecursionDesired}}
-	m, err := Unpack(req)
+	qs, err := readQuery(&p, req)
 	switch {
 	case err != nil:
-		resp.RCode = RCodeFormErr
+		r.header.RCode = dnsmessage.RCodeFormatError
 		s.log.Debug("dns: malformed query", "from", from, "err", err)
-	case h.Opcode != 0:
-		resp.RCode = RCodeNotImp
-	case len(m.Questions) != 1:
-		resp.RCode = RCodeFormErr
+	case h.OpCode != 0:
+		r.header.RCode = dnsmessage.RCodeNotImplemented
+	case len(qs) != 1:
+		r.header.RCode = dnsmessage.RCodeFormatError
 	default:
-		qu := m.Questions[0]
-		resp.Questions = m.Questions
-		q.Name, q.Type = strings.ToLower(qu.Name), qu.Type
-		if qu.Class != ClassINET && qu.Class != ClassANY {
-			resp.RCode = RCodeRefused
-			break
-		}
-		s.mu.Lock()
-		e, found := s.names[q.Name]
-		s.mu.Unlock()
-		if !found {
-			resp.RCode = RCodeNXDomain
-			break
-		}
-		for _, a := range e.addrs { // NODATA when nothing matches (RFC 2308 section 2.2)
-			t := TypeA
-			if a.Is6() {
-				t = TypeAAAA
-			}
-			if qu.Type == t || qu.Type == TypeANY {
-				resp.Answers = append(resp.Answers, Resource{Name: qu.Name, Type: t, Class: ClassINET, TTL: e.ttl, Data: a.AsSlice()})
-			}
-		}
+		s.resolve(&r, &q, qs[0])
 	}
-	reply, err = resp.Pack()
-	if err == nil && limit > 0 && len(reply) > limit {
-		resp.Truncated, resp.Answers, q.Trunc = true, nil, true
-		reply, err = resp.Pack()
+	msg, err = r.pack()
+	if err == nil && limit > 0 && len(msg) > limit {
+		r.header.Truncated, r.addrs, q.Trunc = true, nil, true
+		msg, err = r.pack()
 	}
-	if err != nil { // cannot happen for names that were just unpacked; answer anyway
+	if err != nil { // cannot happen for names that were just read; answer anyway
 		s.log.Error("dns: packing an answer", "err", err)
-		resp = &Message{Header: Header{ID: h.ID, Response: true, RCode: RCodeServFail}}
-		reply, _ = resp.Pack()
+		r = reply{header: dnsmessage.Header{ID: h.ID, Response: true, RCode: dnsmessage.RCodeServerFailure}}
+		msg, _ = r.pack()
 	}
-	q.RCode, q.Answers = resp.RCode, len(resp.Answers)
+	q.RCode, q.Answers = RCode(r.header.RCode), len(r.addrs)
+	s.record(q)
+	return msg, true
+}
+
+// resolve answers the one question of a well-formed query from the table,
+// into r, and notes the name and type asked for in q.
+func (s *Server) resolve(r *reply, q *Query, qu dnsmessage.Question) {
+	r.question = &qu
+	q.Name, q.Type = strings.ToLower(nameString(qu.Name)), Type(qu.Type)
+	if qu.Class != dnsmessage.ClassINET && qu.Class != dnsmessage.ClassANY {
+		r.header.RCode = dnsmessage.RCodeRefused
+		return
+	}
+	s.mu.Lock()
+	e, found := s.names[q.Name]
+	s.mu.Unlock()
+	if !found {
+		r.header.RCode = dnsmessage.RCodeNameError
+		return
+	}
+	r.ttl = e.ttl
+	for _, a := range e.addrs { // NODATA when nothing matches (RFC 2308 section 2.2)
+		t := TypeA
+		if a.Is6() {
+			t = TypeAAAA
+		}
+		if q.Type == t || q.Type == TypeANY {
+			r.addrs = append(r.addrs, a)
+		}
+	}
+}
+
+// record keeps q and reports it (WithOnQuery).
+func (s *Server) record(q Query) {
 	s.mu.Lock()
 	s.queries = append(s.queries, q)
 	s.mu.Unlock()
 	if s.onQuery != nil {
 		s.onQuery(q)
 	}
-	return reply, true
 }
 
 // Close stops serving: every listener and connection is closed and every

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/resolver"
 
@@ -80,7 +81,7 @@ func m1(keys ...string) []ringMember {
 // walk returns the distinct members in ring order starting at the entry
 // the key's hash selects.
 func walk(r ring, members []ringMember, key string) []string {
-	first := r.find(xxh64(key))
+	first := r.find(xxhash.Sum64String(key))
 	seen := map[int]bool{}
 	var out []string
 	for i := range r {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/metadata"
@@ -82,16 +83,16 @@ func (p *picker) Pick(info balancer.PickInfo) (balancer.PickResult, error) {
 	return res, err
 }
 
-// requestHash is XXH64 (seed 0) of the values of the request hash header
-// joined with "," (A42, Hash Policy: header; A42, LB Policy Config: the
-// hash function). Without the header, or without a value for it, the
+// requestHash is XXH64 (seed 0: xxhash.Sum64String) of the values of the
+// request hash header joined with "," (A42, Hash Policy: header; A42, LB
+// Policy Config: the hash function). Without the header, or without a value for it, the
 // request gets a random hash (A42, Hash Policy: when no hash policy yields
 // a hash), drawn from the clock's randomness.
 func (p *picker) requestHash(info balancer.PickInfo) uint64 {
 	if p.header != "" && info.Ctx != nil {
 		if md, ok := metadata.FromOutgoingContext(info.Ctx); ok {
 			if vals := md.Get(p.header); len(vals) > 0 {
-				return xxh64(strings.Join(vals, ","))
+				return xxhash.Sum64String(strings.Join(vals, ","))
 			}
 		}
 	}

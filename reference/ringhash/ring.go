@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cespare/xxhash/v2"
 	"google.golang.org/grpc/resolver"
 )
 
@@ -52,9 +53,9 @@ type ring []ringEntry
 //     member with the smallest weight gets a whole number of entries, clamped
 //     to maxSize;
 //   - members, taken in order of key, get entries in proportion to their
-//     weight, each placed at XXH64 (seed 0) of "key_n", n counting that
-//     member's entries from 0 (Envoy's input format, so that rings agree
-//     with other implementations);
+//     weight, each placed at XXH64 (seed 0: xxhash.Sum64String) of
+//     "key_n", n counting that member's entries from 0 (Envoy's input
+//     format, so that rings agree with other implementations);
 //   - entries are sorted by hash (ties by member order, for determinism).
 //
 // The arithmetic is exact (integers), so the ring depends only on the
@@ -88,7 +89,7 @@ func newRing(members []ringMember, minSize, maxSize uint64) ring {
 		// target = ceil(scaleNum × cum / (scaleDen × total))
 		target := mulDivCeil2(scaleNum, cum, scaleDen, total)
 		for n := 0; count < target; n++ {
-			r = append(r, ringEntry{hash: xxh64(members[i].key + "_" + strconv.Itoa(n)), member: i})
+			r = append(r, ringEntry{hash: xxhash.Sum64String(members[i].key + "_" + strconv.Itoa(n)), member: i})
 			count++
 		}
 	}

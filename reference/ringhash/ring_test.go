@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/conformlab/conform/reference/internal/lbtest"
 )
 
@@ -93,7 +95,7 @@ func TestRing_DeterministicXXH64OfKeyAndIndex(t *testing.T) {
 	want := map[uint64]string{}
 	for i, n := range []int{4, 8, 4} {
 		for j := range n {
-			want[xxh64(fmt.Sprintf("%s_%d", ms[i].key, j))] = ms[i].key
+			want[xxhash.Sum64String(fmt.Sprintf("%s_%d", ms[i].key, j))] = ms[i].key
 		}
 	}
 	for _, e := range r {
