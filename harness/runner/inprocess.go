@@ -201,7 +201,11 @@ func (c *inProcess) stepPolicy(a scenario.SetConfig) (policy, config string, err
 }
 
 func (c *inProcess) resolve(a scenario.ResolverUpdate) error {
-	st, eps, err := resolverState(c.lr.s, a)
+	state := resolverState
+	if !c.recorded {
+		state = linkedResolverState
+	}
+	st, eps, err := state(c.lr.s, a)
 	if err != nil {
 		return err
 	}

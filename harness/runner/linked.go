@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference"
 )
@@ -14,20 +16,44 @@ import (
 // LinkedGRPCGo is grpc-go's own policies, of the version conform is built
 // with, in this process: in the lab, a real channel whose policy is the
 // scenario's (in standard names; grpc-go's default pick_first without one),
-// seen from outside only, as a third party is. `conform lab demo` runs it.
+// seen from outside only, as a third party is; and on the simulator's
+// channel, on wall time. `conform lab demo` runs it.
 var LinkedGRPCGo Impl = linkedImpl{}
 
 type linkedImpl struct{}
 
 func (linkedImpl) String() string { return "grpc-go@v" + grpc.Version + " (linked)" }
 
-func (l linkedImpl) runSim(_ context.Context, s *scenario.Scenario, _ Options) (*trace.Trace, error) {
-	return nil, fmt.Errorf("%s: %w", s.Name, &NotApplicable{Reason: l.String() + " runs in the lab only, for now"})
+// runSim runs grpc-go's own policy on the simulator's channel. Its
+// policies read the wall clock, so the simulator runs on wall time for them
+// (harness/sim): a run takes as long as its timers.
+func (l linkedImpl) runSim(ctx context.Context, s *scenario.Scenario, opts Options) (*trace.Trace, error) {
+	if err := l.expressible(s); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	policy, config, err := linkedPolicy(s.Client)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	sr := &simRun{s: s, policy: policy, linked: true}
+	return sr.simulate(ctx, l.String(), config, opts, func(*sim.Channel) error { return nil })
+}
+
+// expressible says why s cannot run against grpc-go's own policies in this
+// process, or nil.
+func (l linkedImpl) expressible(s *scenario.Scenario) error {
+	switch {
+	case len(s.Client.Env) > 0:
+		return &NotApplicable{Reason: l.String() + " reads its switches from the process's environment, which runs share"}
+	case s.Client.Target == scenario.TargetXDS:
+		return &NotApplicable{Reason: l.String() + " runs no xDS client in this process"}
+	}
+	return nil
 }
 
 func (l linkedImpl) labClient(_ context.Context, s *scenario.Scenario) (labClient, error) {
-	if len(s.Client.Env) > 0 {
-		return nil, &NotApplicable{Reason: l.String() + " reads its switches from the process's environment, which runs share"}
+	if err := l.expressible(s); err != nil {
+		return nil, err
 	}
 	policy, config, err := linkedPolicy(s.Client)
 	if err != nil {
@@ -40,4 +66,26 @@ func (l linkedImpl) labClient(_ context.Context, s *scenario.Scenario) (labClien
 // registered (standard) names.
 func linkedPolicy(c scenario.Client) (policy, config string, err error) {
 	return reference.FirstLBConfig(c.EffectiveServiceConfig())
+}
+
+// linkedResolverState is the resolver state grpc-go's own policies receive
+// for a resolver update: the endpoints alone (conform's endpoint
+// attributes are the reference's).
+func linkedResolverState(s *scenario.Scenario, u scenario.ResolverUpdate) (resolver.State, [][]string, error) {
+	eps, err := s.ConcreteEndpoints(u.Endpoints, AddrOf)
+	if err != nil {
+		return resolver.State{}, nil, err
+	}
+	var st resolver.State
+	for i, addrs := range eps {
+		if len(u.Endpoints[i].Attrs) > 0 {
+			return resolver.State{}, nil, &NotApplicable{Reason: "grpc-go's own policies do not read conform's endpoint attributes"}
+		}
+		var e resolver.Endpoint
+		for _, a := range addrs {
+			e.Addresses = append(e.Addresses, resolver.Address{Addr: a})
+		}
+		st.Endpoints = append(st.Endpoints, e)
+	}
+	return st, eps, nil
 }

@@ -34,17 +34,30 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	w, err := sim.New(policy, config, sim.Options{Seed: opts.Seed})
+	sr := &simRun{s: s, env: env, policy: policy}
+	return sr.simulate(ctx, reference.Impl, config, opts, func(w *sim.Channel) error {
+		if s.Client.Target != scenario.TargetXDS {
+			return nil
+		}
+		sr.dns, sr.dnsLast = &xdsDNS{}, map[string][]string{}
+		sr.ads, err = newSimADS(s.Client.Listener, env, w.Record)
+		return err
+	})
+}
+
+// simulate builds the simulated channel with sr's policy and config, and
+// the scenario's backends, lets setup add to it, and carries out the
+// timeline; the trace names the implementation name.
+func (sr *simRun) simulate(ctx context.Context, name, config string, opts Options, setup func(*sim.Channel) error) (*trace.Trace, error) {
+	s := sr.s
+	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer w.Close()
-	sw := &simRun{s: s, w: w, env: env, policy: policy, faults: map[string]scenario.FaultType{}, down: map[string]bool{}}
-	if s.Client.Target == scenario.TargetXDS {
-		sw.dns, sw.dnsLast = &xdsDNS{}, map[string][]string{}
-		if sw.ads, err = newSimADS(s.Client.Listener, env, w.Record); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Name, err)
-		}
+	sr.w, sr.faults, sr.down = w, map[string]scenario.FaultType{}, map[string]bool{}
+	if err := setup(w); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	for i, b := range s.Backends {
 		var addrs []string
@@ -53,12 +66,12 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 		}
 		w.AddBackend(b.Name, addrs...)
 	}
-	tl, err := newTimeline(s, AddrOf, sw)
+	tl, err := newTimeline(s, AddrOf, sr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	runErr := tl.run(ctx)
-	t := &trace.Trace{Header: trace.NewHeader(s, reference.Impl, trace.ModeSim, opts.Seed), Events: w.Events()}
+	t := &trace.Trace{Header: trace.NewHeader(s, name, trace.ModeSim, opts.Seed), Events: w.Events()}
 	if runErr != nil {
 		return t, fmt.Errorf("%s (sim): %w", s.Name, runErr)
 	}
@@ -70,6 +83,7 @@ type simRun struct {
 	s      *scenario.Scenario
 	w      *sim.Channel
 	env    reference.Switches            // the reference's options from the scenario's environment
+	linked bool                          // grpc-go's own policies (LinkedGRPCGo), not the reference's
 	policy string                        // the reference policy the channel was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
@@ -122,7 +136,7 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 func (sw *simRun) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
-		st, eps, err := resolverState(sw.s, a)
+		st, eps, err := sw.resolverState(a)
 		if err != nil {
 			return err
 		}
@@ -210,7 +224,7 @@ func (sw *simRun) xdsPush() error {
 // setConfig gives the channel's policy its new config. The simulator builds
 // one policy per run, so a config naming another policy is refused.
 func (sw *simRun) setConfig(a scenario.SetConfig) error {
-	policy, config, err := stepPolicy(a, sw.env)
+	policy, config, err := sw.stepPolicy(a)
 	if err != nil {
 		return err
 	}
@@ -273,4 +287,23 @@ func (sw *simRun) setDown(backend string, down bool) error {
 		sw.w.SetFault(addr, f)
 	}
 	return nil
+}
+
+// resolverState is the resolver state the policy receives for a resolver
+// update: the reference's (resolverState), or, for grpc-go's own policies,
+// the endpoints alone: conform's endpoint attributes are the reference's.
+func (sw *simRun) resolverState(u scenario.ResolverUpdate) (resolver.State, [][]string, error) {
+	if !sw.linked {
+		return resolverState(sw.s, u)
+	}
+	return linkedResolverState(sw.s, u)
+}
+
+// stepPolicy is a config step's policy and config, in the names the
+// channel's policies are registered under.
+func (sw *simRun) stepPolicy(a scenario.SetConfig) (policy, config string, err error) {
+	if sw.linked {
+		return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+	}
+	return stepPolicy(a, sw.env)
 }
