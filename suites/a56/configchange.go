@@ -162,7 +162,7 @@ func removedChildSeed() spec.Spec {
 						break
 					}
 				}
-				g.Expect(stop).NotTo(gomega.BeNil(), "p0 is reactivated once chosen:%s", render(d))
+				g.Expect(stop).NotTo(gomega.BeNil(), "p0 is reactivated once chosen:%s", spec.Render(d))
 				g.Expect(stop.Kind).To(gomega.Equal(trace.KindTimerStop))
 				g.Expect(stop.T).To(beAbout(chosen, slack), "p0 is reactivated when the config lists it first")
 				g.Expect(subchannelsFor(tr, "b1/ipv4")).To(gomega.HaveLen(1), "the same child, with the same subchannel")
@@ -199,7 +199,7 @@ func removedChildLatest() spec.Spec {
 				readded, chosen := cu[1], cu[2]
 				servedAsPlanned(g, tr)
 				scs := subchannelsFor(tr, "b1/ipv4")
-				g.Expect(scs).To(gomega.HaveLen(2), "p0 named again is a new child, with a new subchannel:%s", render(scs))
+				g.Expect(scs).To(gomega.HaveLen(2), "p0 named again is a new child, with a new subchannel:%s", spec.Render(scs))
 				g.Expect(scs[1].T).To(beAbout(chosen, slack), "created when choosing reaches it, not when named again")
 				expectNone(g, between(ofTimer(timers(tr, timerFailover), trace.KindTimerStart), readded, chosen),
 					"named below a READY priority, p0 is not created")

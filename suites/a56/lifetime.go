@@ -92,7 +92,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				d := timers(tr, timerDeactivation)
 				expectNone(g, ofTimer(d, trace.KindTimerFire), "none expected")
 				stops := ofTimer(d, trace.KindTimerStop)
-				g.Expect(stops).NotTo(gomega.BeEmpty(), "reactivating p1 cancels its deactivation timer:%s", render(d))
+				g.Expect(stops).NotTo(gomega.BeEmpty(), "reactivating p1 cancels its deactivation timer:%s", spec.Render(d))
 				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T), "p1 is reactivated when p0 fails")
 				g.Expect(stops[0].T).To(gomega.BeNumerically("<=", result(g, tr, "r3").T))
 				g.Expect(result(g, tr, "r3").Backend).To(gomega.Equal("b2"), "p0 failed: p1 serves again")
@@ -102,7 +102,7 @@ func returnToHigherThenReactivate() spec.Spec {
 			// scenario runs as designed only where the policy's events are.
 			{Requirement: "A56-CHILD-STATE-KEPT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				syns := trace.Select(onAddr(tr, "b2/ipv4", trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
-				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", render(syns))
+				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
 				r3 := result(g, tr, "r3")
 				g.Expect(r3.T-started(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"r3 is served as soon as p0 fails, by p1's saved picker")
@@ -148,7 +148,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 				d := timers(tr, timerDeactivation)
 				starts, fires := ofTimer(d, trace.KindTimerStart), ofTimer(d, trace.KindTimerFire)
 				g.Expect(starts).To(gomega.HaveLen(1))
-				g.Expect(fires).To(gomega.HaveLen(1), "the deactivation timer should fire:%s", render(d))
+				g.Expect(fires).To(gomega.HaveLen(1), "the deactivation timer should fire:%s", spec.Render(d))
 				g.Expect(fires[0].T - starts[0].T).To(gomega.Equal(deactivationTimeout))
 				var gone []trace.Event
 				for _, e := range subchannelStates(tr, "b2/ipv4") {

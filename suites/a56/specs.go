@@ -312,17 +312,5 @@ func beAbout(want, tolerance time.Duration) gomega.OmegaMatcher {
 
 // expectNone fails the check, showing them, when there are events.
 func expectNone(g gomega.Gomega, evs []trace.Event, why string) {
-	g.ExpectWithOffset(1, len(evs)).To(gomega.BeZero(), "%s; found:%s", why, render(evs))
-}
-
-// render lists events one per line, for failure messages.
-func render(evs []trace.Event) string {
-	s := ""
-	for _, e := range evs {
-		s += "\n  " + e.String()
-	}
-	if s == "" {
-		return " (none)"
-	}
-	return s
+	g.ExpectWithOffset(1, len(evs)).To(gomega.BeZero(), "%s; found:%s", why, spec.Render(evs))
 }

@@ -31,7 +31,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-ON-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				starts := ofTimer(timers(tr, timerFailover), trace.KindTimerStart)
-				g.Expect(starts).To(gomega.HaveLen(2), "one failover timer per child created:%s", render(starts))
+				g.Expect(starts).To(gomega.HaveLen(2), "one failover timer per child created:%s", spec.Render(starts))
 				for i, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					scs := subchannelsFor(tr, a)
 					g.Expect(scs).NotTo(gomega.BeEmpty(), "p%d was never created", i)
@@ -43,7 +43,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 			{Requirement: "A56-FAILOVER-TIMER-10S", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				f := timers(tr, timerFailover)
 				starts, fires := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerFire)
-				g.Expect(fires).To(gomega.HaveLen(1), "p0's failover timer fires:%s", render(f))
+				g.Expect(fires).To(gomega.HaveLen(1), "p0's failover timer fires:%s", spec.Render(f))
 				g.Expect(fires[0].T - starts[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T-firstSYN(g, tr, "b1/ipv4").T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)),
 					"p1 is tried 10 s after p0")
@@ -119,12 +119,12 @@ func repeatedConnectingSeed() spec.Spec {
 				slack := spec.Within(tr, labSlack)
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
-				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", render(f))
+				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", spec.Render(f))
 				g.Expect(starts[0].T).To(beAbout(connectingAt, slack), "IDLE → CONNECTING starts the timer")
-				g.Expect(starts[1].T).To(beAbout(repeatAt, slack), "the repeated CONNECTING restarts it:%s", render(f))
+				g.Expect(starts[1].T).To(beAbout(repeatAt, slack), "the repeated CONNECTING restarts it:%s", spec.Render(f))
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
-				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", render(f))
+				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", spec.Render(f))
 				r1 := result(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(repeatAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the repeated CONNECTING")
@@ -151,7 +151,7 @@ func repeatedConnectingLatest() spec.Spec {
 				expectNone(g, between(f, repeatAt-slack, repeatAt+slack+1), "the repeated CONNECTING leaves the timer alone")
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
-				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", render(f))
+				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", spec.Render(f))
 				r1 := result(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(connectingAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the change to CONNECTING")

@@ -51,7 +51,7 @@ func heThreeDropped() spec.Spec {
 				g.Expect(as[2].Addr).To(gomega.Equal(last))
 				if starts := spec.Of(tr, trace.KindTimerStart); len(spec.Of(tr, trace.KindSubchannelNew)) > 0 {
 					// Where the policy's timers are visible: one per address but the last.
-					g.Expect(starts).To(gomega.HaveLen(2), "timers:\n%s", render(starts))
+					g.Expect(starts).To(gomega.HaveLen(2), "timers:%s", spec.Render(starts))
 				}
 			}},
 		},
@@ -130,7 +130,7 @@ func heAllRefused() spec.Spec {
 					// own (one per failure in grpc-go): the policy's is
 					// one of those at the end of the pass.
 					atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= spec.Within(tr, 10*time.Millisecond) })
-					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:\n%s", trace.FormatT(end), render(rr))
+					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:%s", trace.FormatT(end), spec.Render(rr))
 					return
 				}
 				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
@@ -182,7 +182,7 @@ func heAllRefused() spec.Spec {
 					return
 				}
 				rr := spec.ReResolutions(tr)
-				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:\n%s", render(rr))
+				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:%s", spec.Render(rr))
 				tfs := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.State == "TRANSIENT_FAILURE" && e.T > rr[0].T && e.T <= rr[1].T
 				})
@@ -389,8 +389,8 @@ func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n i
 	for k := n - 1; k < len(fs); k += n {
 		t := fs[k]
 		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= t && e.T-t <= spec.Within(tr, 10*time.Millisecond) })
-		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:\n%s",
-			k+1, trace.FormatT(t), render(rr))
+		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:%s",
+			k+1, trace.FormatT(t), spec.Render(rr))
 	}
 }
 

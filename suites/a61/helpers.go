@@ -3,7 +3,6 @@ package a61
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/compare"
@@ -132,15 +131,6 @@ func connectionsPerBackend(tr *trace.Trace) map[string]int {
 		}
 	}
 	return n
-}
-
-// render lists events one per line for a failure message.
-func render(evs []trace.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString("  " + e.String() + "\n")
-	}
-	return b.String()
 }
 
 // firstPassSYNs selects the connection attempts made before cut: the part

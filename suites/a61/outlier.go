@@ -99,12 +99,12 @@ func xdsODPerEndpoint() spec.Spec {
 				news := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
 					return len(e.Addrs) > 0 && e.Addrs[0] == a1
 				})
-				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:\n%s", render(news))
+				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:%s", spec.Render(news))
 				sc := news[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState, trace.KindSubchannelShutdown), func(e trace.Event) bool {
 					return e.Subchannel == sc && e.T >= time.Second && e.T < tr.Header.Scenario.End
 				})
-				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):\n%s", render(st))
+				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):%s", spec.Render(st))
 				var m []trace.Event
 				for _, id := range []string{"m1", "m2", "m3", "m4"} {
 					m = append(m, trace.Select(tr.Events, trace.OfKind(trace.KindPick), func(e trace.Event) bool { return e.RPC == id && e.Addr == a1 })...)
@@ -173,7 +173,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 				g.Expect(ready[0].T).To(gomega.BeNumerically("<", 2500*time.Millisecond),
 					"b2's subchannel should be READY before the RPCs at 2.5 s, while e1 is ejected")
 				picks := trace.Select(subchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
-				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:\n%s", render(picks))
+				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:%s", spec.Render(picks))
 			}},
 		},
 	}
@@ -227,7 +227,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-OD-KEYS-ADDRESSES-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, v := range []string{"1", "2", "3"} {
-					g.Expect(acked(tr, typeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:\n%s", v, render(xdsAll(tr)))
+					g.Expect(acked(tr, typeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:%s", v, spec.Render(xdsAll(tr)))
 				}
 				for _, id := range append(rpcIDs("a", 3), rpcIDs("f", 3)...) {
 					expectFailed(g, tr, id)

@@ -212,10 +212,10 @@ func expectPickOrder(g gomega.Gomega, tr *trace.Trace) {
 func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	v6 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv6"), trace.KindSubchannelNew)
 	v4 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
-	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:\n%s", render(v6))
-	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:\n%s", render(v4))
+	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:%s", spec.Render(v6))
+	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:%s", spec.Render(v4))
 	s2 := spec.PicksOf(tr, "s2")
-	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:\n%s", render(s2))
+	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:%s", spec.Render(s2))
 	g.Expect(s2[0].Subchannel).To(gomega.Equal(v6[0].Subchannel), "s2 goes to b2/ipv6's READY subchannel, second in its cookie")
 	i1 := started(g, tr, "i1")
 	g.Expect(stateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
@@ -226,9 +226,9 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b2/ipv6's IDLE subchannel to connect")
 	g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 	p := spec.PicksOf(tr, "i1")
-	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
-	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
-	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:\n%s", render(p))
+	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))
+	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:%s", spec.Render(p))
+	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:%s", spec.Render(p))
 }
 
 // resultAt is the time of RPC id's result.
@@ -254,7 +254,7 @@ func completedPick(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
 	p := spec.PicksOf(tr, id)
 	g.ExpectWithOffset(1, p).NotTo(gomega.BeEmpty(), "RPC %s should be picked", id)
 	last := p[len(p)-1]
-	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:\n%s", id, render(p))
+	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:%s", id, spec.Render(p))
 	return last
 }
 

@@ -125,7 +125,7 @@ func xdsDualstackGuardOn() spec.Spec {
 		Agreement: spec.XDSSpreadAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: "A61-XDS-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
+				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:%s", spec.Render(xdsAll(tr)))
 				g.Expect(servedBy(g, tr, "r1")).To(gomega.Equal("b2"),
 					"with the guard true, b2, the endpoint's additional address, should serve r1 (b1 refuses)")
 			}},

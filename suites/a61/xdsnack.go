@@ -112,12 +112,12 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 // version 2 NACKed, every NACK keeping version 1 (the client may NACK again,
 // on a re-subscription) and carrying an error detail.
 func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
-	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
+	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:%s", spec.Render(xdsAll(tr)))
 	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
-	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:\n%s", c.describe, render(xdsAll(tr)))
+	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:%s", c.describe, spec.Render(xdsAll(tr)))
 	for _, n := range nacks {
-		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:\n%s", render(nacks))
-		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):\n%s", n.Err, render(nacks))
+		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
+		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 	}
 	g.Expect(acked(tr, typeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
 }
@@ -145,7 +145,7 @@ func expectEndpointsKept(g gomega.Gomega, tr *trace.Trace) {
 	later := trace.Select(updates(tr), func(e trace.Event) bool {
 		return e.T >= nacks[0].T && !slices.EqualFunc(e.Endpoints, v1, slices.Equal)
 	})
-	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:\n%s", render(later))
+	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:%s", spec.Render(later))
 }
 
 // oneLocality is cluster's load assignment: one priority, one locality

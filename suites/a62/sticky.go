@@ -391,17 +391,8 @@ func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
 		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= fs[k] })
 		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= fs[k+n]).To(gomega.BeTrue(),
 			"at %s: round %d of failures ended without a re-resolution of its own by the end of the next round (%s); re-resolutions at %v",
-			trace.FormatT(fs[k]), rounds, trace.FormatT(fs[k+n]), stamps(rr))
+			trace.FormatT(fs[k]), rounds, trace.FormatT(fs[k+n]), spec.Times(rr))
 		used += next + 1
 	}
 	g.ExpectWithOffset(1, rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
-}
-
-// stamps are the events' times, for a failure message.
-func stamps(evs []trace.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = trace.FormatT(e.T)
-	}
-	return out
 }

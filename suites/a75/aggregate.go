@@ -165,7 +165,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 				// config changes.)
 				cs := configs(tr)
 				g.Expect(cs).NotTo(gomega.BeEmpty(), "the channel should have received an LB config")
-				g.Expect(cs).To(gomega.HaveLen(1), "changing the aggregate's LB policy should not change the channel's LB config:\n%s", render(cs))
+				g.Expect(cs).To(gomega.HaveLen(1), "changing the aggregate's LB policy should not change the channel's LB config:%s", spec.Render(cs))
 				root := parseTree(g, cs[0].Detail)
 				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.HaveEach(gomega.HaveSuffix("round_robin")),
 					"eds1's localities should use eds1's round_robin: %s", root)

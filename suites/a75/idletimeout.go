@@ -171,12 +171,12 @@ func idleNACK(c idleCase) spec.Spec {
 	for _, id := range c.reqs {
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:\n%s", render(xdsAll(tr)))
+				g.Expect(acked(tr, typeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:%s", spec.Render(xdsAll(tr)))
 				nacks := xdsRequests(tr, typeCDS, trace.XDSNACK)
-				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:\n%s", c.describe, render(xdsAll(tr)))
+				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:%s", c.describe, spec.Render(xdsAll(tr)))
 				for _, n := range nacks { // a client may NACK again, on a re-subscription
-					g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:\n%s", render(nacks))
-					g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):\n%s", n.Err, render(nacks))
+					g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
+					g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 				}
 				g.Expect(acked(tr, typeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
 			}},

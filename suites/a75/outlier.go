@@ -87,7 +87,7 @@ func odAcrossPriorities() spec.Spec {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				for _, id := range failing {
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s should be picked once (outlier detection counts it):\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s should be picked once (outlier detection counts it):%s", id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(b1), "%s should be picked on b1, in priority 0", id)
 				}
 				// Priority 1 is started when the sweep ejects b1, and only
@@ -101,7 +101,7 @@ func odAcrossPriorities() spec.Spec {
 				failovers := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool {
 					return e.Timer == timerFailover && e.T > started(g, tr, "w1")
 				})
-				g.Expect(failovers).To(gomega.HaveLen(1), "priority 1 should be started once, after w1:\n%s", render(failovers))
+				g.Expect(failovers).To(gomega.HaveLen(1), "priority 1 should be started once, after w1:%s", spec.Render(failovers))
 				g.Expect(sweeps).To(gomega.ContainElement(failovers[0].T), "priority 1 should be started by an outlier detection sweep (b1 ejected)")
 				root := lastTree(g, tr)
 				ods := root.find(func(n node) bool { return n.is("outlier_detection") })

@@ -85,16 +85,16 @@ func overrideLastUsedTime() spec.Spec {
 // a session 1 s before), and carries the session's later RPCs at once.
 func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:\n%s", render(sc))
+	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
 	g.Expect(sc[0].T).To(gomega.BeNumerically("<", started(g, tr, "s1")), "made by the child, before any session")
 	last := started(g, tr, "s3")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">", last),
-			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:\n%s", render(shutdowns(tr, sc[0].Subchannel)))
+			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:%s", spec.Render(shutdowns(tr, sc[0].Subchannel)))
 	}
 	for _, id := range []string{"s2", "s3"} {
 		p := spec.PicksOf(tr, id)
-		g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, on the kept subchannel:\n%s", id, render(p))
+		g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, on the kept subchannel:%s", id, spec.Render(p))
 		g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel))
 	}
 }
@@ -104,12 +104,12 @@ func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 func expectStaleClosed(g gomega.Gomega, tr *trace.Trace) {
 	move := moveUpdate(g, tr)
 	sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for b3:\n%s", render(sc))
+	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(sc))
 	sd := shutdowns(tr, sc[0].Subchannel)
 	g.Expect(sd).NotTo(gomega.BeEmpty(), "b3's subchannel, never used for a session, should not be kept once the child drops it")
 	g.Expect(sd[0].T).To(gomega.BeNumerically(">=", move), "not before the move (%s)", trace.FormatT(move))
 	g.Expect(sd[0].T-move).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
-		"at once when the child drops it at the move (%s), not at a later sweep:\n%s", trace.FormatT(move), render(sd))
+		"at once when the child drops it at the move (%s), not at a later sweep:%s", trace.FormatT(move), spec.Render(sd))
 }
 
 // expectSessionOnlyRefreshes: b3 carried RPCs without a session after b2
@@ -138,7 +138,7 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	}
 	g.Expect(kept("b2/ipv4")).To(gomega.BeTrue(), "b2's subchannel, used for a session, should be kept at the move")
 	g.Expect(kept("b3/ipv4")).To(gomega.BeFalse(),
-		"b3's subchannel should not be kept: its picks without a session must not refresh last_used_time:\n%s", render(viaChild))
+		"b3's subchannel should not be kept: its picks without a session must not refresh last_used_time:%s", spec.Render(viaChild))
 }
 
 // expectHeldFromLastUse: b2's subchannel, owned by the policy since the
@@ -151,7 +151,7 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1].T
 	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:\n%s", render(sc))
+	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sc[0].Subchannel), "s3 is picked on b2's subchannel")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">=", last+overrideIdle),
@@ -164,9 +164,9 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 // they come is A75's MAY (A75-OVERRIDE-SWEEP-SCHEDULE), left unchecked.
 func expectSweepsApart(g gomega.Gomega, tr *trace.Trace) {
 	fires := sweepFires(tr)
-	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps: %v", times(fires))
+	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps: %v", spec.Times(fires))
 	for i := 1; i < len(fires); i++ {
-		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps should be at least 5 s apart: %v", times(fires))
+		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps should be at least 5 s apart: %v", spec.Times(fires))
 	}
 }
 
@@ -178,8 +178,8 @@ func expectChildReports(g gomega.Gomega, tr *trace.Trace) {
 	p := spec.PicksOf(tr, "c1")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1]
-	g.Expect(last.Addr).To(gomega.Equal(b1), "c1 goes to the child's b1:\n%s", render(p))
-	g.Expect(last.SessionAddrs).To(gomega.Equal([]string{b1}), "the child's pick of b1 should report b1's address list for the cookie:\n%s", render(p))
+	g.Expect(last.Addr).To(gomega.Equal(b1), "c1 goes to the child's b1:%s", spec.Render(p))
+	g.Expect(last.SessionAddrs).To(gomega.Equal([]string{b1}), "the child's pick of b1 should report b1's address list for the cookie:%s", spec.Render(p))
 }
 
 // moveUpdate is when the channel got the resources moving b2 and b3 to

@@ -82,7 +82,7 @@ func sessionPickerBranches() spec.Spec {
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b4/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "f1's pick should create b4's subchannel:\n%s", render(sc))
+				g.Expect(sc).To(gomega.HaveLen(1), "f1's pick should create b4's subchannel:%s", spec.Render(sc))
 				tf := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.Subchannel == sc[0].Subchannel && e.State == "TRANSIENT_FAILURE"
 				})
@@ -90,8 +90,8 @@ func sessionPickerBranches() spec.Spec {
 				p := spec.PicksOf(tr, "f1")
 				g.Expect(p).NotTo(gomega.BeEmpty())
 				last := p[len(p)-1]
-				g.Expect(last.Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "f1's last pick:\n%s", render(p))
-				g.Expect(last.T).To(gomega.BeNumerically(">=", tf[0].T), "f1 goes to the child once b4 is in TRANSIENT_FAILURE:\n%s", render(p))
+				g.Expect(last.Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "f1's last pick:%s", spec.Render(p))
+				g.Expect(last.T).To(gomega.BeNumerically(">=", tf[0].T), "f1 goes to the child once b4 is in TRANSIENT_FAILURE:%s", spec.Render(p))
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-NO-ATTR-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(servedAll(g, tr, "n1", "n2")).To(gomega.Equal([]string{"b1", "b1"}),
@@ -103,7 +103,7 @@ func sessionPickerBranches() spec.Spec {
 					"b3's subchannel should be READY when n1 is sent")
 				for _, id := range []string{"n1", "n2"} {
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, by the child:\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, by the child:%s", id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")))
 				}
 			}},
@@ -117,7 +117,7 @@ func sessionPickerBranches() spec.Spec {
 					addr scenario.Addr
 				}{{"r1", "b3/ipv4"}, {"r2", "b1/ipv4"}} {
 					p := spec.PicksOf(tr, c.id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, no queueing:\n%s", c.id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, no queueing:%s", c.id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, c.addr)))
 				}
 			}},
@@ -130,21 +130,21 @@ func sessionPickerBranches() spec.Spec {
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				i1 := started(g, tr, "i1")
 				sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:\n%s", render(sc))
+				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:%s", spec.Render(sc))
 				id := sc[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.Subchannel == id && e.T < i1
 				})
 				g.Expect(st).NotTo(gomega.BeEmpty())
-				g.Expect(st[len(st)-1].State).To(gomega.Equal("IDLE"), "b3's subchannel should be IDLE when i1 is sent:\n%s", render(st))
+				g.Expect(st[len(st)-1].State).To(gomega.Equal("IDLE"), "b3's subchannel should be IDLE when i1 is sent:%s", spec.Render(st))
 				conn := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelConnect), func(e trace.Event) bool {
 					return e.Subchannel == id && e.T >= i1
 				})
 				g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b3's IDLE subchannel to connect")
 				g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 				p := spec.PicksOf(tr, "i1")
-				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
-				g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
+				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))
+				g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:%s", spec.Render(p))
 				g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(id))
 			}},
 		},
@@ -157,7 +157,7 @@ func sessionPickerBranches() spec.Spec {
 // is READY or IDLE but one is CONNECTING, queue").
 func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr scenario.Addr) {
 	sc := subchannelsOf(tr, spec.Addr(tr, addr))
-	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for %s:\n%s", addr, render(sc))
+	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for %s:%s", addr, spec.Render(sc))
 	sub := sc[0].Subchannel
 	of := func(k trace.Kind, state string) []trace.Event {
 		return trace.Select(tr.Events, trace.OfKind(k), func(e trace.Event) bool {
@@ -170,11 +170,11 @@ func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr sc
 	from, to := connecting[0].T, ready[0].T
 	p := spec.PicksOf(tr, id)
 	during := trace.Select(p, func(e trace.Event) bool { return e.T >= from && e.T < to })
-	g.Expect(during).NotTo(gomega.BeEmpty(), "%s should be picked while %s is CONNECTING:\n%s", id, addr, render(p))
+	g.Expect(during).NotTo(gomega.BeEmpty(), "%s should be picked while %s is CONNECTING:%s", id, addr, spec.Render(p))
 	g.Expect(during).To(gomega.HaveEach(gomega.HaveField("Detail", "queued")),
-		"%s's picks while %s is CONNECTING should queue:\n%s", id, addr, render(p))
+		"%s's picks while %s is CONNECTING should queue:%s", id, addr, spec.Render(p))
 	conns := trace.Select(of(trace.KindSubchannelConnect, ""), func(e trace.Event) bool { return e.T < to })
-	g.Expect(conns).To(gomega.HaveLen(1), "one connection attempt for %s until READY, not one per pick:\n%s", addr, render(conns))
+	g.Expect(conns).To(gomega.HaveLen(1), "one connection attempt for %s until READY, not one per pick:%s", addr, spec.Render(conns))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sub), "%s is picked on %s's subchannel once READY", id, addr)
 }
 

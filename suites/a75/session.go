@@ -73,7 +73,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:\n%s", render(news))
+				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(news))
 				g.Expect(news[0].T).To(gomega.BeNumerically(">=", started(g, tr, "t1")),
 					"b3's subchannel should be made for the session's RPC (priority 1 never started)")
 			}},
@@ -95,13 +95,13 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				for _, id := range []string{"s2", "s3"} {
 					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), started(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:%s", id, spec.Render(p))
 					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:\n%s", render(sc))
+				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:%s", spec.Render(sc))
 				last := started(g, tr, "s3")
 				for _, e := range shutdowns(tr, sc[0].Subchannel) {
 					g.Expect(e.T).To(gomega.BeNumerically(">", last),
@@ -146,7 +146,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 					g.Expect(slices.ContainsFunc(fires, func(e trace.Event) bool {
 						return (sd[0].T - e.T).Abs() <= spec.Within(tr, labSlack)
 					})).To(gomega.BeTrue(),
-						"released by a sweep (sweeps at %v)", times(fires))
+						"released by a sweep (sweeps at %v)", spec.Times(fires))
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-SWEEP-MIN-5S", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -154,7 +154,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps")
 				for i := 1; i < len(fires); i++ {
 					g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", 5*time.Second),
-						"sweeps should be at least 5 s apart: %v", times(fires))
+						"sweeps should be at least 5 s apart: %v", spec.Times(fires))
 				}
 			}},
 		},
@@ -177,12 +177,4 @@ func shutdowns(tr *trace.Trace, id string) []trace.Event {
 // sweepFires are the firings of xds_override_host's sweep timer.
 func sweepFires(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindTimerFire), func(e trace.Event) bool { return e.Timer == sweepTimer })
-}
-
-func times(evs []trace.Event) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, trace.FormatT(e.T))
-	}
-	return out
 }

@@ -14,7 +14,6 @@ package a75
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -143,7 +142,7 @@ func acked(tr *trace.Trace, typeURL, v string) bool {
 
 // expectACK checks that version v of typeURL was ACKed and never NACKed.
 func expectACK(g gomega.Gomega, tr *trace.Trace, typeURL, v string) {
-	g.Expect(acked(tr, typeURL, v)).To(gomega.BeTrue(), "version %s of %s should be ACKed; requests:\n%s", v, typeURL, render(xdsAll(tr)))
+	g.Expect(acked(tr, typeURL, v)).To(gomega.BeTrue(), "version %s of %s should be ACKed; requests:%s", v, typeURL, spec.Render(xdsAll(tr)))
 	g.Expect(xdsRequests(tr, typeURL, trace.XDSNACK)).To(gomega.BeEmpty(), "nothing of %s should be NACKed", typeURL)
 }
 
@@ -200,13 +199,4 @@ func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
 	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
 	g.Expect(evs).NotTo(gomega.BeEmpty(), "RPC %s should have started", id)
 	return evs[0].T
-}
-
-// render lists events one per line for a failure message.
-func render(evs []trace.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString("  " + e.String() + "\n")
-	}
-	return b.String()
 }
