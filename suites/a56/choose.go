@@ -43,7 +43,7 @@ func emptyPriorities() spec.Spec {
 				for _, e := range states {
 					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), e.String())
 				}
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
 				g.Expect(r1.Err).NotTo(gomega.BeEmpty(), "the status should say why")
 				expectNone(g, spec.Of(tr, trace.KindSubchannelNew, trace.KindSYN), "no child, no subchannel, no connection")
@@ -77,7 +77,7 @@ func tfFailoverAtOnce() spec.Spec {
 				g.Expect(f2).NotTo(gomega.BeEmpty())
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0], slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
 				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0], slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b3"))
 				g.Expect(r1.T).To(gomega.BeNumerically("<", time.Second), "no failover timer is waited out")
 			}},

@@ -32,7 +32,7 @@ func prioritiesListOrder() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-CONFIG-SHAPE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"r1", "r2"} {
-					g.Expect(result(g, tr, id).Backend).To(gomega.Equal("b1"),
+					g.Expect(spec.RPCResult(g, tr, id).Backend).To(gomega.Equal("b1"),
 						"%s: the priorities list, not the children's names, orders the children: pz is the highest", id)
 				}
 			}},
@@ -40,7 +40,7 @@ func prioritiesListOrder() spec.Spec {
 				states := balancerStates(tr)
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"))
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")
 			}},
 			{Requirement: "A56-LAZY-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "pa is below a usable priority: never created")
@@ -173,11 +173,11 @@ func addressUpdateForwarded() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-UPDATE-FORWARDED", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b1"))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b1"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 should get b3 from the update")
 				g.Expect(scs[0].T).To(beAbout(moved, spec.Within(tr, labSlack)), "p0 should get b3 when the update arrives")
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "p1 was never needed")
 			}},
 			{Requirement: "A56-CHOOSE-IDEMPOTENT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -210,10 +210,10 @@ func updateChoosesOnce() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-UPDATE-CHOOSE-ONCE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
 				var update time.Duration
 				for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
-					if e.T > result(g, tr, "r2").T {
+					if e.T > spec.RPCResult(g, tr, "r2").T {
 						update = e.T
 						break
 					}
@@ -222,14 +222,14 @@ func updateChoosesOnce() spec.Spec {
 				after := between(balancerStates(tr), update, time.Hour)
 				g.Expect(len(after)).To(gomega.Equal(1), "one choice for the whole update:%s", spec.Render(after))
 				g.Expect(after[0].State).To(gomega.Equal("TRANSIENT_FAILURE"), "both children failed: the last priority's state")
-				g.Expect(result(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
+				g.Expect(spec.RPCResult(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
 			}},
 			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				d := timers(tr, timerDeactivation)
 				stops := ofTimer(d, trace.KindTimerStop)
 				g.Expect(stops).To(gomega.HaveLen(1), "the scan reaches p1 and reactivates it:%s", spec.Render(d))
-				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T))
-				g.Expect(stops[0].T).To(gomega.BeNumerically("<", started(g, tr, "r3")))
+				g.Expect(stops[0].T).To(gomega.BeNumerically(">", spec.RPCResult(g, tr, "r2").T))
+				g.Expect(stops[0].T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "r3")))
 			}},
 		},
 		Agreement: agreement(0, backoffSlack, lbKinds...),

@@ -72,10 +72,10 @@ func returnToHigherThenReactivate() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-CHOOSE-FIRST-READY-IDLE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				back := readyAgain(g, tr)
 				g.Expect(stateAt(tr, back+spec.Within(tr, labSlack))).To(gomega.Equal("READY"))
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0, READY again, is the first READY priority")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0, READY again, is the first READY priority")
 			}},
 			{Requirement: "A56-DEACTIVATE-ON-HIGHER", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				back := readyAgain(g, tr)
@@ -83,7 +83,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				g.Expect(starts).To(gomega.HaveLen(1), "p1 deactivated once")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout))
 				g.Expect(starts[0].T).To(beAbout(back, spec.Within(tr, labSlack)), "p1 is deactivated when p0 is chosen again")
-				end := result(g, tr, "r3").T
+				end := spec.RPCResult(g, tr, "r3").T
 				for _, e := range between(subchannelStates(tr, "b2/ipv4"), 0, end) {
 					g.Expect(e.Kind).NotTo(gomega.Equal(trace.KindSubchannelShutdown), "deactivated, not destroyed: %s", e.String())
 				}
@@ -93,9 +93,9 @@ func returnToHigherThenReactivate() spec.Spec {
 				expectNone(g, ofTimer(d, trace.KindTimerFire), "none expected")
 				stops := ofTimer(d, trace.KindTimerStop)
 				g.Expect(stops).NotTo(gomega.BeEmpty(), "reactivating p1 cancels its deactivation timer:%s", spec.Render(d))
-				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T), "p1 is reactivated when p0 fails")
-				g.Expect(stops[0].T).To(gomega.BeNumerically("<=", result(g, tr, "r3").T))
-				g.Expect(result(g, tr, "r3").Backend).To(gomega.Equal("b2"), "p0 failed: p1 serves again")
+				g.Expect(stops[0].T).To(gomega.BeNumerically(">", spec.RPCResult(g, tr, "r2").T), "p1 is reactivated when p0 fails")
+				g.Expect(stops[0].T).To(gomega.BeNumerically("<=", spec.RPCResult(g, tr, "r3").T))
+				g.Expect(spec.RPCResult(g, tr, "r3").Backend).To(gomega.Equal("b2"), "p0 failed: p1 serves again")
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).To(gomega.HaveLen(1), "the same child, with the same subchannel")
 			}},
 			// r2, and so r3, are sent on priority's deactivation timer-start: the
@@ -103,8 +103,8 @@ func returnToHigherThenReactivate() spec.Spec {
 			{Requirement: "A56-CHILD-STATE-KEPT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				syns := trace.Select(onAddr(tr, "b2/ipv4", trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
 				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
-				r3 := result(g, tr, "r3")
-				g.Expect(r3.T-started(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
+				r3 := spec.RPCResult(g, tr, "r3")
+				g.Expect(r3.T-spec.RPCStart(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"r3 is served as soon as p0 fails, by p1's saved picker")
 			}},
 			{Requirement: "A56-CHOOSE-WHEN", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -158,7 +158,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 				}
 				g.Expect(gone).To(gomega.HaveLen(1), "destroying p1 shuts its subchannel down")
 				g.Expect(gone[0].T).To(gomega.Equal(fires[0].T), "p1 is destroyed when the timer fires, not before")
-				g.Expect(result(g, tr, "r3").Backend).To(gomega.Equal("b1"), "p0 still serves")
+				g.Expect(spec.RPCResult(g, tr, "r3").Backend).To(gomega.Equal("b1"), "p0 still serves")
 			}},
 		},
 	}

@@ -196,28 +196,6 @@ var lbKinds = []trace.Kind{
 // ---------------------------------------------------------------------------
 // Reading traces.
 
-// result is RPC id's result; the check fails if it has none.
-func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	for _, e := range spec.Of(tr, trace.KindRPCResult) {
-		if e.RPC == id {
-			return e
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "RPC %s has no result", id)
-	return trace.Event{}
-}
-
-// started is when RPC id was sent.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	for _, e := range spec.Of(tr, trace.KindRPCStart) {
-		if e.RPC == id {
-			return e.T
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "RPC %s was never sent", id)
-	return 0
-}
-
 // timers are the timer events (start, fire, stop) of one purpose.
 func timers(tr *trace.Trace, purpose string) []trace.Event {
 	var out []trace.Event

@@ -78,7 +78,7 @@ func xdsODPerEndpoint() spec.Spec {
 			{Requirement: "A61-OD-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectResults(g, tr, "w1", "b2")
 				for _, id := range []string{"a1", "a2", "a3", "c1", "c2", "c3"} {
-					expectFailed(g, tr, id)
+					spec.ExpectFailed(g, tr, id)
 				}
 				for _, id := range []string{"h1", "h2", "h3", "h4", "h5", "h6"} {
 					expectResults(g, tr, id, "b3")
@@ -90,7 +90,7 @@ func xdsODPerEndpoint() spec.Spec {
 			{Requirement: "A61-OD-EJECT-VIA-HEALTH", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				got := map[string]int{}
 				for _, id := range []string{"m1", "m2", "m3", "m4"} {
-					got[servedBy(g, tr, id)]++
+					got[spec.ServedBy(g, tr, id)]++
 				}
 				g.Expect(got).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}), "un-ejected, e1 (b1) takes its share again")
 			}},
@@ -156,13 +156,13 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Modes:    []trace.Mode{spec.Sim},
 		Checks: []spec.Check{
 			{Requirement: "A61-OD-EJECT-ALL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				for _, id := range rpcIDs("a", 6) {
-					expectFailed(g, tr, id)
+				for _, id := range spec.RPCIDs("a", 6) {
+					spec.ExpectFailed(g, tr, id)
 				}
-				for _, id := range rpcIDs("n", 4) {
+				for _, id := range spec.RPCIDs("n", 4) {
 					expectResults(g, tr, id, "b3")
 				}
-				g.Expect(servedCounts(g, tr, rpcIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b2": 2, "b3": 2}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b2": 2, "b3": 2}),
 					"un-ejected, e1 takes its share again, over b2")
 			}},
 			{Requirement: "A61-OD-EJECT-ALL-ADDRESSES", Needs: []trace.Source{trace.SourcePolicy}, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -229,14 +229,14 @@ func xdsODKeysAddressesOnly() spec.Spec {
 				for _, v := range []string{"1", "2", "3"} {
 					g.Expect(acked(tr, typeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:%s", v, spec.Render(xdsAll(tr)))
 				}
-				for _, id := range append(rpcIDs("a", 3), rpcIDs("f", 3)...) {
-					expectFailed(g, tr, id)
+				for _, id := range append(spec.RPCIDs("a", 3), spec.RPCIDs("f", 3)...) {
+					spec.ExpectFailed(g, tr, id)
 				}
-				g.Expect(servedCounts(g, tr, rpcIDs("p", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("p", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
 					"the 2 s sweep should eject e1: its failures before and after its attributes changed are one count")
-				g.Expect(servedCounts(g, tr, rpcIDs("n", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("n", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
 					"e1 should stay ejected when its locality and health status change")
-				g.Expect(servedCounts(g, tr, rpcIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}),
 					"un-ejected at the 4 s sweep, e1 takes its share again")
 			}},
 		},
@@ -247,7 +247,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 func servedCounts(g gomega.Gomega, tr *trace.Trace, ids ...string) map[string]int {
 	got := map[string]int{}
 	for _, id := range ids {
-		got[servedBy(g, tr, id)]++
+		got[spec.ServedBy(g, tr, id)]++
 	}
 	return got
 }
@@ -287,20 +287,5 @@ func odSend(b *scenario.Builder, at time.Duration, prefix string, n int, opts ..
 
 // expectResults checks that RPC id was answered by backend.
 func expectResults(g gomega.Gomega, tr *trace.Trace, id, backend string) {
-	g.ExpectWithOffset(1, servedBy(g, tr, id)).To(gomega.Equal(backend), "RPC %s", id)
-}
-
-// servedBy is the backend that answered RPC id, which must have succeeded.
-func servedBy(g gomega.Gomega, tr *trace.Trace, id string) string {
-	r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.ExpectWithOffset(2, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	g.ExpectWithOffset(2, r[0].Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should succeed: %s", id, r[0].Err)
-	return r[0].Backend
-}
-
-// expectFailed checks that RPC id has one result, a failure.
-func expectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
-	r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	g.ExpectWithOffset(1, r[0].Code).NotTo(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should fail", id)
+	g.ExpectWithOffset(1, spec.ServedBy(g, tr, id)).To(gomega.Equal(backend), "RPC %s", id)
 }

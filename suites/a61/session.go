@@ -115,7 +115,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-SSA-COOKIE-ADDRESS-LIST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"s1", "s2", "i1"} {
-					g.Expect(servedBy(g, tr, id)).To(gomega.Equal("b2"),
+					g.Expect(spec.ServedBy(g, tr, id)).To(gomega.Equal("b2"),
 						"%s's cookie lists b2's two addresses, comma-separated: it should reach b2, which only a session reaches", id)
 				}
 			}},
@@ -187,8 +187,8 @@ func expectAddressRemoved(g gomega.Gomega, tr *trace.Trace) {
 // listing b2/ipv6 and b2/ipv4 still reaches b2 (through b2/ipv4), while a
 // cookie naming b2/ipv6 alone goes to the child (b1).
 func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(servedBy(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
-	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
+	g.Expect(spec.ServedBy(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
+	g.Expect(spec.ServedBy(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
 }
 
 // expectPickOrder, from outside: s2 reaches b2 (the READY address later in
@@ -197,13 +197,13 @@ func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
 // CONNECTING b2/ipv4 waited on); o1, naming no address in the map, goes to
 // the child.
 func expectPickOrder(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(servedBy(g, tr, "s2")).To(gomega.Equal("b2"))
-	g.Expect(servedBy(g, tr, "i1")).To(gomega.Equal("b2"))
+	g.Expect(spec.ServedBy(g, tr, "s2")).To(gomega.Equal("b2"))
+	g.Expect(spec.ServedBy(g, tr, "i1")).To(gomega.Equal("b2"))
 	clear := trace.Select(tr.Events, trace.OfKind(trace.KindFaultClear), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b2/ipv4") })
 	g.Expect(clear).NotTo(gomega.BeEmpty())
-	g.Expect(resultAt(g, tr, "i1")).To(gomega.BeNumerically("<", clear[0].T),
+	g.Expect(spec.RPCResult(g, tr, "i1").T).To(gomega.BeNumerically("<", clear[0].T),
 		"i1 should be served through b2/ipv6 (IDLE, connected by the pick) before b2/ipv4 (CONNECTING, dropped until %s) could be", trace.FormatT(clear[0].T))
-	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"))
+	g.Expect(spec.ServedBy(g, tr, "o1")).To(gomega.Equal("b1"))
 }
 
 // expectIdleBeforeConnecting: s2 is picked at once on b2/ipv6's READY
@@ -217,7 +217,7 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	s2 := spec.PicksOf(tr, "s2")
 	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:%s", spec.Render(s2))
 	g.Expect(s2[0].Subchannel).To(gomega.Equal(v6[0].Subchannel), "s2 goes to b2/ipv6's READY subchannel, second in its cookie")
-	i1 := started(g, tr, "i1")
+	i1 := spec.RPCStart(g, tr, "i1")
 	g.Expect(stateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
 	g.Expect(stateBefore(tr, v4[0].Subchannel, i1)).To(gomega.Equal("CONNECTING"), "b2/ipv4's subchannel is CONNECTING when i1 is sent")
 	conn := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelConnect), func(e trace.Event) bool {
@@ -229,24 +229,6 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))
 	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:%s", spec.Render(p))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:%s", spec.Render(p))
-}
-
-// resultAt is the time of RPC id's result.
-func resultAt(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	r := rpcResults(tr, id)
-	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	return r[0].T
-}
-
-func rpcResults(tr *trace.Trace, id string) []trace.Event {
-	return trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-}
-
-// started is the time RPC id was sent.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
-	g.ExpectWithOffset(1, evs).NotTo(gomega.BeEmpty(), "RPC %s should have been sent", id)
-	return evs[0].T
 }
 
 // completedPick is the pick that carried RPC id: its last, on an address.

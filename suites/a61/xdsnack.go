@@ -79,7 +79,7 @@ func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
 // at 1 s; at 2 s version 2, e1 alone with the case's additional address;
 // four RPCs at 3 s.
 func xdsAddrNACK(c addrNACKCase) spec.Spec {
-	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	cluster := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with "+
@@ -89,9 +89,9 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 		XDS("svc.conform").
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(cluster, oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4"}, scenario.XDSEndpoint{Addr: "b2/ipv4"})))
-	sendRPCs(b, time.Second, first)
+	spec.SendRPCs(b, time.Second, first)
 	b.At(2*time.Second, xdsResources(cluster, oneLocality("eds1", c.badEndpoint())))
-	sendRPCs(b, 3*time.Second, second)
+	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -126,11 +126,7 @@ func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
 // were both spread over b1 and b2 by the first version's round_robin.
 func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []string) {
 	for _, ids := range [][]string{first, second} {
-		got := make([]string, len(ids))
-		for i, id := range ids {
-			got[i] = servedBy(g, tr, id)
-		}
-		g.Expect(got).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+		g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 			"the first version's round_robin over b1 and b2 should serve %v (the rejected version has b1 alone)", ids)
 	}
 }
@@ -160,24 +156,6 @@ func localityNamed(cluster, zone string, eps ...scenario.XDSEndpoint) scenario.X
 	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 		{Name: zone, Weight: 1, Endpoints: eps},
 	}}}}
-}
-
-// rpcIDs are prefix1 … prefixN.
-func rpcIDs(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + string(rune('1'+i))
-	}
-	return out
-}
-
-// sendRPCs sends the RPCs ids one every 10 ms from at, each wait_for_ready
-// with a deadline of 5 s.
-func sendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) {
-	for i, id := range ids {
-		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
-		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
-	}
 }
 
 // The xDS resource types, as xds-request events name them.

@@ -244,7 +244,7 @@ func shuffleOnUpdateOnly() spec.Spec {
 				for i, p := range shufflePasses {
 					passes[i] = attemptAddrs(trace.Window(tr.Events, p.from, p.to))
 					g.Expect(passes[i]).To(gomega.ConsistOf(flat(tr, eps)), "pass %d (%s) should try every address once", i+1, p.rpc)
-					r := result(g, tr, p.rpc)
+					r := spec.RPCResult(g, tr, p.rpc)
 					g.Expect(r.Code).To(gomega.Equal("OK"), "%s: %s", p.rpc, r.Err)
 				}
 				head := attempts(tr.Events)[0]

@@ -134,15 +134,3 @@ func attemptAddrs(evs []trace.Event) []string {
 	}
 	return out
 }
-
-// result is the rpc-result of RPC id.
-func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.Expect(res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
-	return res[0]
-}
-
-// started is the rpc-start of RPC id.
-func started(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	return mustFirst(g, tr, 0, "rpc-start of "+id, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
-}

@@ -48,17 +48,17 @@ func tfPicksFailFast() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"r1", "r3"} {
-					start, r := started(g, tr, id), result(g, tr, id)
+					start, r := spec.RPCStart(g, tr, id), spec.RPCResult(g, tr, id)
 					g.Expect(r.Code).To(gomega.Equal("UNAVAILABLE"), "%s, sent in TRANSIENT_FAILURE without wait_for_ready, should fail", id)
 					g.Expect(r.Err).NotTo(gomega.BeEmpty(), "%s should fail with the connection error", id)
-					g.Expect(r.T-start.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
+					g.Expect(r.T-start).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 						"%s should fail at once, not wait for a connection", id)
 				}
 			}},
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
-				r := result(g, tr, "r2")
+				r := spec.RPCResult(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), "r2 (wait_for_ready) should wait out TRANSIENT_FAILURE: %s", r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"))
 				g.Expect(r.T).To(gomega.BeNumerically(">=", rdy.T), "r2 should be answered only once READY")
@@ -113,10 +113,10 @@ func stickyTFPriority() spec.Spec {
 			}},
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
-				r1 := started(g, tr, "r1")
-				g.Expect(len(attemptsTo(trace.Window(tr.Events, 0, r1.T), b1))).To(gomega.BeNumerically(">=", 2),
+				r1 := spec.RPCStart(g, tr, "r1")
+				g.Expect(len(attemptsTo(trace.Window(tr.Events, 0, r1), b1))).To(gomega.BeNumerically(">=", 2),
 					"p0 should have reconnected to b1 (and failed) before r1")
-				r := result(g, tr, "r1")
+				r := spec.RPCResult(g, tr, "r1")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b2"), "with p0 in TRANSIENT_FAILURE, r1 should go to p1")
 			}},
@@ -125,7 +125,7 @@ func stickyTFPriority() spec.Spec {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				mustFirst(g, tr, clear.T, "SYN-ACK from b1 after it recovered: p0's pick_first, in TRANSIENT_FAILURE, should keep reconnecting",
 					trace.OfKind(trace.KindSYNACK), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b1/ipv4") })
-				r := result(g, tr, "r2")
+				r := spec.RPCResult(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"), "once p0 is READY, r2 should go to p0")
 			}},

@@ -29,7 +29,7 @@ const sectionXDS = "`pick_first` via xDS"
 // balanced to. (Under round_robin, xds_wrr_locality would split RPCs
 // between the localities first.)
 func xdsPickFirstLocalities() spec.Spec {
-	ids := []string{"r1", "r2", "r3", "r4"}
+	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("xds-pick-first-localities").
 		Describe("xDS cluster eds1 with PickFirst (no shuffle): one priority, localities z1 = [b1, b2], z2 = [b3]; four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
@@ -46,9 +46,7 @@ func xdsPickFirstLocalities() spec.Spec {
 				{Name: "z2", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b3/ipv4"}}},
 			}}}}},
 		})
-	for i, id := range ids {
-		b.At(time.Second+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
-	}
+	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -58,21 +56,12 @@ func xdsPickFirstLocalities() spec.Spec {
 		Scenario:  s,
 		Agreement: agreement(labSlack, 0),
 		Checks: []spec.Check{
-			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-					return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
-				})
-				g.Expect(cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
-				for _, e := range cds {
-					g.Expect(e.XDS).To(gomega.Equal(trace.XDSACK), "a Cluster with the PickFirst extension should be accepted: %s", e.Err)
-				}
-			}},
+			{Requirement: "A62-XDS-PICK-FIRST", Assert: expectClusterACKed},
 			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range ids {
-					r := result(g, tr, id)
-					g.Expect(r.Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "%s should succeed: %s", id, r.Err)
-					g.Expect(r.Backend).To(gomega.Equal("b1"),
-						"pick_first picks the locality and the endpoint: every RPC on b1, the first endpoint (%s went to %s)", id, r.Backend)
+					backend := spec.ServedBy(g, tr, id)
+					g.Expect(backend).To(gomega.Equal("b1"),
+						"pick_first picks the locality and the endpoint: every RPC on b1, the first endpoint (%s went to %s)", id, backend)
 				}
 			}},
 		},

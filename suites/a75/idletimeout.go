@@ -108,7 +108,7 @@ func idleAccepted(c idleCase) spec.Spec {
 		Backend("b1", scenario.V4Only).
 		XDS(listener).
 		At(0, resources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
-	rpcs(b, time.Second, []string{"r1"})
+	spec.SendRPCs(b, time.Second, []string{"r1"})
 	s := b.AfterDelay(scenario.On("rpc-result").WithRPC("r1"), time.Second, scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -118,7 +118,7 @@ func idleAccepted(c idleCase) spec.Spec {
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectACK(g, tr, typeCDS, "1")
-				g.Expect(served(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
 			}},
 			spec.Check{Requirement: id, Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sweeps := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool { return e.Timer == sweepTimer })
@@ -150,7 +150,7 @@ func idleAccepted(c idleCase) spec.Spec {
 // hiding its answer to the idle_timeout (grpc-js-xds 1.14 keeps the guard,
 // off by default).
 func idleNACK(c idleCase) spec.Spec {
-	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	las := assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))
 	valid := httpOpts(true, &scenario.XDSDuration{Seconds: 45})
 	b := scenario.New(c.name).
@@ -161,9 +161,9 @@ func idleNACK(c idleCase) spec.Spec {
 		XDS(listener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
-	rpcs(b, time.Second, first)
+	spec.SendRPCs(b, time.Second, first)
 	b.At(2*time.Second, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
-	rpcs(b, 3*time.Second, second)
+	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -181,8 +181,8 @@ func idleNACK(c idleCase) spec.Spec {
 				g.Expect(acked(tr, typeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
 			}},
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
-				g.Expect(servedAll(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+				g.Expect(spec.ServedByEach(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
+				g.Expect(spec.ServedByEach(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"after the NACK the first version's round_robin should keep serving (the rejected one names pick_first)")
 			}},
 			spec.Check{Requirement: id, Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {

@@ -56,12 +56,12 @@ func overrideLastUsedTime() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(listener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4")))
-	rpcs(b, time.Second, []string{"s1"}, cookie(b2))
-	rpcs(b, 1500*time.Millisecond, rpcIDs("n", 6))
+	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
+	spec.SendRPCs(b, 1500*time.Millisecond, spec.RPCIDs("n", 6))
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	rpcs(b, 3*time.Second, []string{"s2"}, cookie(b2))
-	rpcs(b, 7*time.Second, []string{"s3"}, cookie(b2))
-	rpcs(b, 7100*time.Millisecond, []string{"c1"}, noCookie())
+	spec.SendRPCs(b, 3*time.Second, []string{"s2"}, cookie(b2))
+	spec.SendRPCs(b, 7*time.Second, []string{"s3"}, cookie(b2))
+	spec.SendRPCs(b, 7100*time.Millisecond, []string{"c1"}, noCookie())
 	s := b.End(19 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -86,8 +86,8 @@ func overrideLastUsedTime() spec.Spec {
 func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
-	g.Expect(sc[0].T).To(gomega.BeNumerically("<", started(g, tr, "s1")), "made by the child, before any session")
-	last := started(g, tr, "s3")
+	g.Expect(sc[0].T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "s1")), "made by the child, before any session")
+	last := spec.RPCStart(g, tr, "s3")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">", last),
 			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:%s", spec.Render(shutdowns(tr, sc[0].Subchannel)))
@@ -120,7 +120,7 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	s1 := spec.PicksOf(tr, "s1")
 	g.Expect(s1).NotTo(gomega.BeEmpty())
 	var viaChild []trace.Event
-	for _, id := range rpcIDs("n", 6) {
+	for _, id := range spec.RPCIDs("n", 6) {
 		for _, p := range spec.PicksOf(tr, id) {
 			if p.Addr == b3 {
 				viaChild = append(viaChild, p)
@@ -155,7 +155,7 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sc[0].Subchannel), "s3 is picked on b2's subchannel")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">=", last+overrideIdle),
-			"held until idle_timeout after the last session pick (%s), not the first (%s)", trace.FormatT(last), trace.FormatT(started(g, tr, "s1")))
+			"held until idle_timeout after the last session pick (%s), not the first (%s)", trace.FormatT(last), trace.FormatT(spec.RPCStart(g, tr, "s1")))
 	}
 }
 

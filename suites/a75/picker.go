@@ -49,15 +49,15 @@ func sessionPickerBranches() spec.Spec {
 		XDS(listener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
 		At(0, resources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
-	rpcs(b, time.Second, []string{"d1"}, cookieList(b2))
-	rpcs(b, 1100*time.Millisecond, []string{"d2"}, cookieList(b2, b3))
-	rpcs(b, 1200*time.Millisecond, []string{"n1", "n2"})
-	rpcs(b, 1300*time.Millisecond, []string{"r1"}, cookieList(b3, b1))
-	rpcs(b, 1400*time.Millisecond, []string{"r2"}, cookieList(b1, b3))
+	spec.SendRPCs(b, time.Second, []string{"d1"}, cookieList(b2))
+	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, cookieList(b2, b3))
+	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})
+	spec.SendRPCs(b, 1300*time.Millisecond, []string{"r1"}, cookieList(b3, b1))
+	spec.SendRPCs(b, 1400*time.Millisecond, []string{"r2"}, cookieList(b1, b3))
 	b.At(2*time.Second, scenario.Stop("b3"))
 	b.At(2500*time.Millisecond, scenario.Start("b3"))
-	rpcs(b, 3*time.Second, []string{"i1"}, cookieList(b3))
-	rpcs(b, 4*time.Second, []string{"f1"}, cookieList(b4))
+	spec.SendRPCs(b, 3*time.Second, []string{"i1"}, cookieList(b3))
+	spec.SendRPCs(b, 4*time.Second, []string{"f1"}, cookieList(b4))
 	s := b.End(6 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -66,9 +66,9 @@ func sessionPickerBranches() spec.Spec {
 		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-OVERRIDE-PICK-ELIGIBLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "d1")).To(gomega.Equal("b1"),
+				g.Expect(spec.ServedBy(g, tr, "d1")).To(gomega.Equal("b1"),
 					"b2 is DRAINING, not in override_host_status [UNKNOWN, HEALTHY]: the cookie should not be followed")
-				g.Expect(served(g, tr, "d2")).To(gomega.Equal("b3"),
+				g.Expect(spec.ServedBy(g, tr, "d2")).To(gomega.Equal("b3"),
 					"cookie [b2, b3]: b2 is not eligible, b3 is (in the map, HEALTHY enough, with no subchannel yet)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELIGIBLE", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -76,8 +76,8 @@ func sessionPickerBranches() spec.Spec {
 					"no subchannel should ever be made for DRAINING b2, though two cookies name it")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "d1")).To(gomega.Equal("b1"), "no eligible address: the child picker (b1)")
-				g.Expect(served(g, tr, "f1")).To(gomega.Equal("b1"),
+				g.Expect(spec.ServedBy(g, tr, "d1")).To(gomega.Equal("b1"), "no eligible address: the child picker (b1)")
+				g.Expect(spec.ServedBy(g, tr, "f1")).To(gomega.Equal("b1"),
 					"the only eligible address, b4, is in TRANSIENT_FAILURE: the child picker (b1)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -94,12 +94,12 @@ func sessionPickerBranches() spec.Spec {
 				g.Expect(last.T).To(gomega.BeNumerically(">=", tf[0].T), "f1 goes to the child once b4 is in TRANSIENT_FAILURE:%s", spec.Render(p))
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-NO-ATTR-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, "n1", "n2")).To(gomega.Equal([]string{"b1", "b1"}),
+				g.Expect(spec.ServedByEach(g, tr, "n1", "n2")).To(gomega.Equal([]string{"b1", "b1"}),
 					"RPCs without the session attribute go to the child, whose only endpoint is b1")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-NO-ATTR-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// b3's subchannel, READY since d2, is the policy's, not the child's.
-				g.Expect(readyBefore(tr, spec.Addr(tr, "b3/ipv4"), started(g, tr, "n1"))).To(gomega.BeTrue(),
+				g.Expect(readyBefore(tr, spec.Addr(tr, "b3/ipv4"), spec.RPCStart(g, tr, "n1"))).To(gomega.BeTrue(),
 					"b3's subchannel should be READY when n1 is sent")
 				for _, id := range []string{"n1", "n2"} {
 					p := spec.PicksOf(tr, id)
@@ -108,8 +108,8 @@ func sessionPickerBranches() spec.Spec {
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "r1")).To(gomega.Equal("b3"), "cookie [b3, b1], both READY: the first in cookie order")
-				g.Expect(served(g, tr, "r2")).To(gomega.Equal("b1"), "cookie [b1, b3], both READY: the first in cookie order")
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b3"), "cookie [b3, b1], both READY: the first in cookie order")
+				g.Expect(spec.ServedBy(g, tr, "r2")).To(gomega.Equal("b1"), "cookie [b1, b3], both READY: the first in cookie order")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-READY", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, c := range []struct {
@@ -125,10 +125,10 @@ func sessionPickerBranches() spec.Spec {
 				expectConnectingQueues(g, tr, "d2", "b3/ipv4")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "i1")).To(gomega.Equal("b3"), "the session reaches b3 again once its subchannel reconnects")
+				g.Expect(spec.ServedBy(g, tr, "i1")).To(gomega.Equal("b3"), "the session reaches b3 again once its subchannel reconnects")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				i1 := started(g, tr, "i1")
+				i1 := spec.RPCStart(g, tr, "i1")
 				sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:%s", spec.Render(sc))
 				id := sc[0].Subchannel

@@ -46,12 +46,12 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(listener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
-	rpcs(b, time.Second, []string{"s1"}, cookie(b2))
-	rpcs(b, 1100*time.Millisecond, []string{"n1"})
+	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
+	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	rpcs(b, 3*time.Second, []string{"s2", "s3"}, cookie(b2))
-	rpcs(b, 3100*time.Millisecond, []string{"n2", "n3"})
-	rpcs(b, 3200*time.Millisecond, []string{"t1"}, cookie(b3))
+	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, cookie(b2))
+	spec.SendRPCs(b, 3100*time.Millisecond, []string{"n2", "n3"})
+	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, cookie(b3))
 	s := b.End(21 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -61,28 +61,28 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Labels:    []string{spec.LabelSlow},
 		Checks: []spec.Check{
 			{Requirement: "A75-SSA-ACROSS-PRIORITIES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "s1")).To(gomega.Equal("b2"), "the session's cookie names b2")
-				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.Equal([]string{"b2", "b2"}),
+				g.Expect(spec.ServedBy(g, tr, "s1")).To(gomega.Equal("b2"), "the session's cookie names b2")
+				g.Expect(spec.ServedByEach(g, tr, "s2", "s3")).To(gomega.Equal([]string{"b2", "b2"}),
 					"after b2 moved to priority 1 the session should still reach b2")
-				g.Expect(servedAll(g, tr, "n2", "n3")).To(gomega.Equal([]string{"b1", "b1"}),
+				g.Expect(spec.ServedByEach(g, tr, "n2", "n3")).To(gomega.Equal([]string{"b1", "b1"}),
 					"RPCs without a session should stay on priority 0, now b1 alone")
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"),
+				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"),
 					"a cookie naming b3, in a priority never started, should still reach b3")
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(news))
-				g.Expect(news[0].T).To(gomega.BeNumerically(">=", started(g, tr, "t1")),
+				g.Expect(news[0].T).To(gomega.BeNumerically(">=", spec.RPCStart(g, tr, "t1")),
 					"b3's subchannel should be made for the session's RPC (priority 1 never started)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-CREATES-SUBCHANNEL", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				t1 := started(g, tr, "t1")
+				t1 := spec.RPCStart(g, tr, "t1")
 				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).NotTo(gomega.BeEmpty(), "a subchannel should be created for b3, the cookie's address")
 				g.Expect(news[0].T-t1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "created by the pick of t1, at once")
-				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"))
+				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"))
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-CONNECTING-QUEUES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectConnectingQueues(g, tr, "t1", "b3/ipv4")
@@ -93,7 +93,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				for _, id := range []string{"s2", "s3"} {
-					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), started(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
+					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), spec.RPCStart(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
 					p := spec.PicksOf(tr, id)
 					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:%s", id, spec.Render(p))
 					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
@@ -102,7 +102,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:%s", spec.Render(sc))
-				last := started(g, tr, "s3")
+				last := spec.RPCStart(g, tr, "s3")
 				for _, e := range shutdowns(tr, sc[0].Subchannel) {
 					g.Expect(e.T).To(gomega.BeNumerically(">", last),
 						"b2's subchannel, dropped by priority 0's round_robin at the move, should be held for the session")
@@ -114,11 +114,11 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				g.Expect(shutdowns(tr, sc[0].Subchannel)).To(gomega.HaveEach(
-					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", started(g, tr, "s3")))))
-				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.HaveEach("b2"))
+					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", spec.RPCStart(g, tr, "s3")))))
+				g.Expect(spec.ServedByEach(g, tr, "s2", "s3")).To(gomega.HaveEach("b2"))
 			}},
 			{Requirement: "A75-SSA-RETAIN-ONLY-IN-SESSION", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				lastUse := started(g, tr, "t1")
+				lastUse := spec.RPCStart(g, tr, "t1")
 				for _, a := range []scenario.Addr{"b2/ipv4", "b3/ipv4"} {
 					sc := subchannelsOf(tr, spec.Addr(tr, a))
 					g.Expect(sc).NotTo(gomega.BeEmpty())
@@ -131,7 +131,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(during).To(gomega.BeEmpty(), "b1, the child's, should be kept (until the run closes the channel)")
 			}},
 			{Requirement: "A75-OVERRIDE-SWEEP-UNREF", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				lastB2, lastB3 := started(g, tr, "s3"), started(g, tr, "t1")
+				lastB2, lastB3 := spec.RPCStart(g, tr, "s3"), spec.RPCStart(g, tr, "t1")
 				for _, c := range []struct {
 					addr scenario.Addr
 					last time.Duration

@@ -151,52 +151,8 @@ func xdsAll(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
 }
 
-// served is the backend that answered RPC id ("" when it failed), and
-// whether the RPC has exactly one result.
-func served(g gomega.Gomega, tr *trace.Trace, id string) string {
-	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.Expect(res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
-	g.Expect(res[0].Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should succeed: %s", id, res[0].Err)
-	return res[0].Backend
-}
-
-// servedAll is the backends that answered ids, in order.
-func servedAll(g gomega.Gomega, tr *trace.Trace, ids ...string) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = served(g, tr, id)
-	}
-	return out
-}
-
-// rpcIDs are prefix1 … prefixN.
-func rpcIDs(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + string(rune('1'+i))
-	}
-	return out
-}
-
-// rpcs sends the RPCs ids one every 10 ms from at, each wait_for_ready
-// with a deadline of 5 s.
-func rpcs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) *scenario.Builder {
-	for i, id := range ids {
-		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
-		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
-	}
-	return b
-}
-
 // configs are tr's config-update events: the LB policy tree the resolver
 // gave the channel, each time it changed (Detail: the JSON).
 func configs(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindConfigUpdate))
-}
-
-// started is the time of the rpc-start of RPC id.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
-	g.Expect(evs).NotTo(gomega.BeEmpty(), "RPC %s should have started", id)
-	return evs[0].T
 }
