@@ -58,7 +58,7 @@ func xdsODPerEndpoint() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
 	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session(b2))
@@ -140,7 +140,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
 	odSend(b, 1100*time.Millisecond, "a", 6, session(b1), odFail)
@@ -207,7 +207,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), oneLocality("eds1", e1, e2)))
 	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
@@ -227,7 +227,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-OD-KEYS-ADDRESSES-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, v := range []string{"1", "2", "3"} {
-					g.Expect(acked(tr, typeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:%s", v, spec.Render(xdsAll(tr)))
+					g.Expect(spec.ACKed(tr, spec.TypeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:%s", v, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 				}
 				for _, id := range append(spec.RPCIDs("a", 3), spec.RPCIDs("f", 3)...) {
 					spec.ExpectFailed(g, tr, id)

@@ -87,7 +87,7 @@ func xdsSessionAddressLists() spec.Spec {
 			"[b2/ipv4, b2/ipv6] at 2.5 s; at 5 s b2 is [b2/ipv4]; [b2/ipv6, b2/ipv4], [b2/ipv6]").
 		Backend("b1", scenario.Dual).
 		Backend("b2", scenario.Dual).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).

@@ -29,14 +29,10 @@ const (
 // (scenario.EnvXDSDualstackEndpoints): its checks are about the feature,
 // not about the guard.
 
-// xdsResources is a state of the world routing every RPC to one cluster.
+// xdsResources is a state of the world routing every RPC to one cluster, c
+// (spec.XDSResources).
 func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
-	return scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: c.Name}},
-		Clusters:     []scenario.XDSCluster{c},
-		Endpoints:    las,
-	}
+	return spec.XDSResources(c.Name, []scenario.XDSCluster{c}, las...)
 }
 
 // resolverOutput is the Needs of a check reading what the xDS resolver gave
@@ -55,7 +51,7 @@ func xdsDualStackEndpoint() spec.Spec {
 	s := scenario.New("xds-dual-stack-endpoint").
 		Describe("xDS cluster eds1 (round_robin): one endpoint b1/ipv6 with additional_addresses [b1/ipv4]; b1/ipv6 drops SYNs; r1 at 0").
 		Backend("b1", scenario.Dual).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
 		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS},
@@ -108,7 +104,7 @@ func xdsDualstackGuardOn() spec.Spec {
 			"additional_addresses [b2/ipv4]; b1 refuses; r1 at 0").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin},
@@ -124,7 +120,7 @@ func xdsDualstackGuardOn() spec.Spec {
 		Agreement: spec.XDSSpreadAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: "A61-XDS-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:%s", spec.Render(xdsAll(tr)))
+				g.Expect(spec.ACKed(tr, spec.TypeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"),
 					"with the guard true, b2, the endpoint's additional address, should serve r1 (b1 refuses)")
 			}},
@@ -148,7 +144,7 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 		Describe("xDS LOGICAL_DNS cluster dns1 (round_robin) whose name resolves to b1 and b2; four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(0, xdsResources(scenario.XDSCluster{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: scenario.XDSRoundRobin}))
 	spec.SendRPCs(b, time.Second, ids)

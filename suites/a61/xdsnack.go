@@ -86,7 +86,7 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 			c.describe+"; four RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(cluster, oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4"}, scenario.XDSEndpoint{Addr: "b2/ipv4"})))
 	spec.SendRPCs(b, time.Second, first)
@@ -112,14 +112,14 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 // version 2 NACKed, every NACK keeping version 1 (the client may NACK again,
 // on a re-subscription) and carrying an error detail.
 func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
-	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:%s", spec.Render(xdsAll(tr)))
-	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
-	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:%s", c.describe, spec.Render(xdsAll(tr)))
+	g.Expect(spec.ACKed(tr, spec.TypeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+	nacks := spec.XDSRequests(tr, spec.TypeEDS, trace.XDSNACK)
+	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:%s", c.describe, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 	for _, n := range nacks {
 		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
 		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 	}
-	g.Expect(acked(tr, typeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
+	g.Expect(spec.ACKed(tr, spec.TypeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
 }
 
 // expectFirstVersionServes checks that the RPCs before and after the NACK
@@ -135,7 +135,7 @@ func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []
 // reference's), that no resolver update after the NACK changed the
 // channel's endpoints.
 func expectEndpointsKept(g gomega.Gomega, tr *trace.Trace) {
-	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
+	nacks := spec.XDSRequests(tr, spec.TypeEDS, trace.XDSNACK)
 	g.Expect(nacks).NotTo(gomega.BeEmpty())
 	v1 := [][]string{addrs(tr, "b1/ipv4"), addrs(tr, "b2/ipv4")}
 	later := trace.Select(updates(tr), func(e trace.Event) bool {
@@ -156,25 +156,4 @@ func localityNamed(cluster, zone string, eps ...scenario.XDSEndpoint) scenario.X
 	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 		{Name: zone, Weight: 1, Endpoints: eps},
 	}}}}
-}
-
-// The xDS resource types, as xds-request events name them.
-const typeEDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-
-// xdsRequests are tr's xds-request events for typeURL of kind xds
-// (trace.XDSACK, trace.XDSNACK, trace.XDSSubscribe), in time order.
-func xdsRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-		return e.TypeURL == typeURL && e.XDS == xds
-	})
-}
-
-// acked reports whether the client ACKed version v of typeURL.
-func acked(tr *trace.Trace, typeURL, v string) bool {
-	return slices.ContainsFunc(xdsRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
-}
-
-// xdsAll is every xds-request of tr.
-func xdsAll(tr *trace.Trace) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
 }

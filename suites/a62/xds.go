@@ -2,7 +2,6 @@ package a62
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -35,17 +34,14 @@ func xdsPickFirstLocalities() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, scenario.XDSResources{
-			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
-			Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
-			Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+		At(0, spec.XDSResources("eds1",
+			[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
+			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}}},
 				{Name: "z2", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b3/ipv4"}}},
-			}}}}},
-		})
+			}}}}))
 	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
@@ -90,7 +86,7 @@ func xdsPickFirstShuffle() spec.Spec {
 	eps := shuffleEndpoints
 	b := scenario.New("xds-pick-first-shuffle").
 		Describe("xDS cluster eds1 with PickFirst, shuffle_address_list true: one locality of six endpoints (two with an additional address), every one refusing").
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		Env(scenario.EnvXDSDualstackEndpoints, "true")
 	var xeps []scenario.XDSEndpoint
@@ -101,14 +97,11 @@ func xdsPickFirstShuffle() spec.Spec {
 		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
 		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
 	}
-	s := b.At(0, scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
-		Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
-		Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+	s := b.At(0, spec.XDSResources("eds1",
+		[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
+		scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 			{Name: "z1", Weight: 1, Endpoints: xeps},
-		}}}}},
-	}).
+		}}}})).
 		After(scenario.On("balancer-state").WithState(tf), scenario.Finish()).
 		End(2 * time.Second).
 		MustBuild()
@@ -136,8 +129,8 @@ func xdsPickFirstShuffle() spec.Spec {
 // expectClusterACKed checks that every answer to the Cluster was an ACK:
 // a Cluster with the PickFirst extension is accepted.
 func expectClusterACKed(g gomega.Gomega, tr *trace.Trace) {
-	cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-		return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
+	cds := trace.Select(spec.Of(tr, trace.KindXDSRequest), func(e trace.Event) bool {
+		return e.TypeURL == spec.TypeCDS && e.XDS != trace.XDSSubscribe
 	})
 	g.ExpectWithOffset(1, cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
 	for _, e := range cds {

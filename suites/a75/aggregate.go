@@ -25,10 +25,10 @@ func aggregateEDSThenDNS() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate names pick_first: past A62's guard
 		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "dns1"),
 			eds("eds1", scenario.XDSRoundRobin),
 			{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"},
@@ -50,7 +50,7 @@ func aggregateEDSThenDNS() spec.Spec {
 					"eds1's round_robin should spread RPCs over b1 and b2 (the aggregate's pick_first would keep to one)")
 			}},
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 			}},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.ServedByEach(g, tr, before...)).NotTo(gomega.ContainElement("b3"),
@@ -125,7 +125,7 @@ func aggregateEDSThenDNS() spec.Spec {
 func aggregateLBPolicyIgnored() spec.Spec {
 	v1, v2 := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	res := func(lb string) scenario.XDSResources {
-		return resources("agg", []scenario.XDSCluster{
+		return spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", lb, "eds1"),
 			eds("eds1", scenario.XDSRoundRobin),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))
@@ -134,7 +134,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Describe("aggregate over eds1 (round_robin: b1, b2); the aggregate names pick_first, then ring_hash at 2 s; four RPCs after each").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, res(scenario.XDSPickFirst))
 	spec.SendRPCs(b, time.Second, v1)
@@ -149,8 +149,8 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Agreement: spreadAgreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
-				expectACK(g, tr, typeCDS, "2")
+				expectACK(g, tr, spec.TypeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "2")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.ServedByEach(g, tr, v1...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
@@ -186,8 +186,8 @@ func aggregateNestedFlattened() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("agg1", []scenario.XDSCluster{
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("agg1", []scenario.XDSCluster{
 			aggregate("agg1", "", "agg2", "eds3", "eds1"),
 			aggregate("agg2", "", "eds1", "eds2"),
 			eds("eds1", ""), eds("eds2", ""), eds("eds3", ""),
@@ -225,7 +225,7 @@ func aggregateNestedFlattened() spec.Spec {
 				}
 			}, Needs: needsTree},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 				root := lastTree(g, tr)
 				for _, c := range root.priorities() {
 					g.Expect(strings.HasPrefix(c, "agg")).To(gomega.BeFalse(), "an aggregate should not be a child: %s", root)
@@ -249,9 +249,9 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 		Describe("aggregate (naming round_robin) over eds1 (pick_first: b1, b2); four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSRoundRobin, "eds1"),
 			eds("eds1", scenario.XDSPickFirst),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
@@ -265,12 +265,12 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 				g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.HaveEach("b1"),
 					"eds1's pick_first should send every RPC to b1, its first endpoint (the aggregate's round_robin would spread them)")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 				g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.HaveEach("b1"),
 					"the aggregate's round_robin should be ignored: every RPC on b1, by eds1's pick_first")
 			}},

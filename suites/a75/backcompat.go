@@ -36,10 +36,10 @@ func aggregateBackwardCompat() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		Backend("b4", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate's pick_first, past A62's guard
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "eds2"),
 			eds("eds1", scenario.XDSRoundRobin),
 			eds("eds2", scenario.XDSRoundRobin),

@@ -106,8 +106,8 @@ func idleAccepted(c idleCase) spec.Spec {
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1) with "+c.describe+"; r1 at 1 s").
 		Backend("b1", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	s := b.AfterDelay(scenario.On("rpc-result").WithRPC("r1"), time.Second, scenario.Finish()).
 		End(10 * time.Second).
@@ -117,7 +117,7 @@ func idleAccepted(c idleCase) spec.Spec {
 		id := id
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
 			}},
 			spec.Check{Requirement: id, Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -158,11 +158,11 @@ func idleNACK(c idleCase) spec.Spec {
 			c.describe+"; four RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
 	spec.SendRPCs(b, time.Second, first)
-	b.At(2*time.Second, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
+	b.At(2*time.Second, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
 	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
@@ -171,14 +171,14 @@ func idleNACK(c idleCase) spec.Spec {
 	for _, id := range c.reqs {
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:%s", spec.Render(xdsAll(tr)))
-				nacks := xdsRequests(tr, typeCDS, trace.XDSNACK)
-				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:%s", c.describe, spec.Render(xdsAll(tr)))
+				g.Expect(spec.ACKed(tr, spec.TypeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+				nacks := spec.XDSRequests(tr, spec.TypeCDS, trace.XDSNACK)
+				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:%s", c.describe, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 				for _, n := range nacks { // a client may NACK again, on a re-subscription
 					g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
 					g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 				}
-				g.Expect(acked(tr, typeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
+				g.Expect(spec.ACKed(tr, spec.TypeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
 			}},
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.ServedByEach(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
@@ -186,7 +186,7 @@ func idleNACK(c idleCase) spec.Spec {
 					"after the NACK the first version's round_robin should keep serving (the rejected one names pick_first)")
 			}},
 			spec.Check{Requirement: id, Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				nack := xdsRequests(tr, typeCDS, trace.XDSNACK)
+				nack := spec.XDSRequests(tr, spec.TypeCDS, trace.XDSNACK)
 				g.Expect(nack).NotTo(gomega.BeEmpty())
 				later := trace.Select(configs(tr), func(e trace.Event) bool { return e.T >= nack[0].T })
 				g.Expect(later).To(gomega.BeEmpty(), "a NACKed Cluster should not change the channel's LB config")

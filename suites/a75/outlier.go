@@ -57,8 +57,8 @@ func odAcrossPriorities() spec.Spec {
 			"p0 = [b1], p1 = [b2]; w1 at 1 s; four RPCs failing on b1 at 1.1 s; four session RPCs on b2 at 1.2 s; four RPCs at 2.5 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4"))))
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"w1"})
 	for i, id := range failing {
 		b.At(1100*time.Millisecond+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.Deadline(500*time.Microsecond)))

@@ -46,7 +46,7 @@ func overrideLastUsedTime() spec.Spec {
 	cluster := eds("eds1", scenario.XDSRoundRobin)
 	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(overrideIdle / time.Second)})
 	res := func(prios ...[]scenario.Addr) scenario.XDSResources {
-		return resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", prios...))
+		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", prios...))
 	}
 	b := scenario.New("override-last-used-time").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2, b3]; session s on b2 at 1 s; six RPCs n without a "+
@@ -54,7 +54,7 @@ func overrideLastUsedTime() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4")))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
 	spec.SendRPCs(b, 1500*time.Millisecond, spec.RPCIDs("n", 6))

@@ -46,9 +46,9 @@ func sessionPickerBranches() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		Backend("b4", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
-		At(0, resources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
 	spec.SendRPCs(b, time.Second, []string{"d1"}, cookieList(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, cookieList(b2, b3))
 	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})

@@ -36,7 +36,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	cluster := eds("eds1", scenario.XDSRoundRobin)
 	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(sessionIdle / time.Second)})
 	res := func(p0, p1 []scenario.Addr) scenario.XDSResources {
-		return resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
+		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
 	}
 	b := scenario.New("session-follows-endpoint-across-priorities").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
@@ -44,7 +44,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
