@@ -9,7 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -30,7 +30,7 @@ const (
 //
 // The lab backends always answer OK, so failures are made by the client:
 // RPCs steered to one address with the session cookie
-// (overridehost.EncodeCookie; outlier_detection sits above
+// (session.Cookie; outlier_detection sits above
 // xds_override_host, so it counts them) and given a deadline shorter than
 // the simulated round trip (1 ms) end DEADLINE_EXCEEDED after the pick.
 // e1 gets 3 failures on b1 and 1 success and 3 failures on b2: 7 requests,
@@ -61,10 +61,10 @@ func xdsODPerEndpoint() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
-	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session(b2))
-	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
-	odSend(b, 1200*time.Millisecond, "c", 3, session(b2), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session.Cookie(b2))
+	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
+	odSend(b, 1200*time.Millisecond, "c", 3, session.Cookie(b2), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	odSend(b, 2500*time.Millisecond, "n", 4)
 	odSend(b, 4500*time.Millisecond, "m", 4)
 	s := b.End(5 * time.Second).MustBuild()
@@ -143,8 +143,8 @@ func xdsODEjectAllAddresses() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
-	odSend(b, 1100*time.Millisecond, "a", 6, session(b1), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, 1100*time.Millisecond, "a", 6, session.Cookie(b1), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	b.At(2100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
 	odSend(b, 2500*time.Millisecond, "n", 4)
 	odSend(b, 4500*time.Millisecond, "m", 4)
@@ -210,10 +210,10 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), oneLocality("eds1", e1, e2)))
-	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	b.At(1500*time.Millisecond, xdsResources(odCluster(), oneLocality("eds1", h1, h2)))
-	odSend(b, 1600*time.Millisecond, "f", 3, session(b1), odFail)
+	odSend(b, 1600*time.Millisecond, "f", 3, session.Cookie(b1), odFail)
 	odSend(b, 2100*time.Millisecond, "p", 4)
 	b.At(2200*time.Millisecond, xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2)))
 	odSend(b, 2500*time.Millisecond, "n", 4)
@@ -262,13 +262,6 @@ func odCluster() scenario.XDSCluster {
 			Interval: odInterval, BaseEjectionTime: odBase, MaxEjectionPercent: 50,
 			FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 6},
 		}}
-}
-
-// session steers an RPC to addr with the session cookie
-// (overridehost.EncodeCookie): outlier_detection sits above
-// xds_override_host, so it counts the RPC.
-func session(addr string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie([]string{addr}, ""))
 }
 
 // odFail is a deadline shorter than the simulated round trip (1 ms): the

@@ -9,7 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -18,16 +18,6 @@ const sectionSSA = "Changes to Stateful Session Affinity"
 
 // ssaPolicy is the Needs of a check that reads xds_override_host's picks.
 var ssaPolicy = []trace.Source{trace.SourcePolicy}
-
-// cookieOf puts an RPC in a session whose cookie lists addrs, in order
-// (conform's stand-in for the StatefulSession filter: reference/overridehost).
-// No addresses: a session without a cookie yet.
-func cookieOf(addrs ...string) scenario.RPCOption {
-	if len(addrs) == 0 {
-		return scenario.Metadata(overridehost.SessionHeader, "")
-	}
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie(addrs, ""))
-}
 
 // ssaEndpoint is an EDS endpoint: addr with additional_addresses more.
 func ssaEndpoint(addr scenario.Addr, more ...scenario.Addr) scenario.XDSEndpoint {
@@ -92,17 +82,17 @@ func xdsSessionAddressLists() spec.Spec {
 		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
 		At(0, ssaResources(ssaEndpoint("b2/ipv6", "b2/ipv4")))
-	ssaRPC(b, time.Second, "c1", cookieOf())
-	ssaRPC(b, 1100*time.Millisecond, "s1", cookieOf(b2v6, b2v4))
-	ssaRPC(b, 1200*time.Millisecond, "s2", cookieOf(b2v4, b2v6))
-	ssaRPC(b, 1300*time.Millisecond, "k1", cookieOf(b2v4), scenario.Deadline(500*time.Millisecond))
+	ssaRPC(b, time.Second, "c1", session.WithoutCookie())
+	ssaRPC(b, 1100*time.Millisecond, "s1", session.Cookie(b2v6, b2v4))
+	ssaRPC(b, 1200*time.Millisecond, "s2", session.Cookie(b2v4, b2v6))
+	ssaRPC(b, 1300*time.Millisecond, "k1", session.Cookie(b2v4), scenario.Deadline(500*time.Millisecond))
 	b.At(2*time.Second, scenario.Fault("b2/ipv6", scenario.Down))
 	b.At(2200*time.Millisecond, scenario.Clear("b2/ipv6"))
-	ssaRPC(b, 2500*time.Millisecond, "i1", cookieOf(b2v4, b2v6))
+	ssaRPC(b, 2500*time.Millisecond, "i1", session.Cookie(b2v4, b2v6))
 	b.At(3*time.Second, scenario.Clear("b2/ipv4"))
 	b.At(5*time.Second, ssaResources(ssaEndpoint("b2/ipv4")))
-	ssaRPC(b, 5500*time.Millisecond, "s3", cookieOf(b2v6, b2v4))
-	ssaRPC(b, 5600*time.Millisecond, "o1", cookieOf(b2v6))
+	ssaRPC(b, 5500*time.Millisecond, "s3", session.Cookie(b2v6, b2v4))
+	ssaRPC(b, 5600*time.Millisecond, "o1", session.Cookie(b2v6))
 	s := b.After(scenario.On("rpc-result").WithRPC("o1"), scenario.Finish()).
 		End(8 * time.Second).
 		MustBuild()

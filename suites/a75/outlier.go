@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -51,7 +52,7 @@ func odAcrossPriorities() spec.Spec {
 		Interval: odInterval, BaseEjectionTime: 30 * time.Second, MaxEjectionPercent: 50,
 		FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 4},
 	}
-	failing, session, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
+	failing, sessions, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
 	b := scenario.New("od-across-priorities").
 		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s): "+
 			"p0 = [b1], p1 = [b2]; w1 at 1 s; four RPCs failing on b1 at 1.1 s; four session RPCs on b2 at 1.2 s; four RPCs at 2.5 s").
@@ -63,7 +64,7 @@ func odAcrossPriorities() spec.Spec {
 	for i, id := range failing {
 		b.At(1100*time.Millisecond+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.Deadline(500*time.Microsecond)))
 	}
-	spec.SendRPCs(b, 1200*time.Millisecond, session, cookie(b2))
+	spec.SendRPCs(b, 1200*time.Millisecond, sessions, session.Cookie(b2))
 	spec.SendRPCs(b, 2500*time.Millisecond, after)
 	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
 		End(4 * time.Second).
@@ -78,7 +79,7 @@ func odAcrossPriorities() spec.Spec {
 				for _, id := range failing {
 					spec.ExpectFailed(g, tr, id)
 				}
-				g.Expect(spec.ServedByEach(g, tr, session...)).To(gomega.HaveEach("b2"), "the session's cookie reaches b2, in priority 1")
+				g.Expect(spec.ServedByEach(g, tr, sessions...)).To(gomega.HaveEach("b2"), "the session's cookie reaches b2, in priority 1")
 				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b2"),
 					"b1, counted together with b2 of the other priority, should be ejected at the sweep, leaving priority 0 "+
 						"without an endpoint (counted per priority it would stay, and serve these RPCs)")

@@ -8,7 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -17,12 +17,6 @@ const overrideIdle = 10 * time.Second
 
 // minSweepGap is A75's minimum time between two sweeps.
 const minSweepGap = 5 * time.Second
-
-// noCookie puts an RPC in a session that has no cookie yet: the call
-// attribute is there, naming no address.
-func noCookie() scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, "")
-}
 
 // overrideLastUsedTime walks xds_override_host's subchannel ownership and
 // last_used_time (A75, Changes in xds_override_host LB Policy). eds1
@@ -56,12 +50,12 @@ func overrideLastUsedTime() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4")))
-	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
+	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1500*time.Millisecond, spec.RPCIDs("n", 6))
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	spec.SendRPCs(b, 3*time.Second, []string{"s2"}, cookie(b2))
-	spec.SendRPCs(b, 7*time.Second, []string{"s3"}, cookie(b2))
-	spec.SendRPCs(b, 7100*time.Millisecond, []string{"c1"}, noCookie())
+	spec.SendRPCs(b, 3*time.Second, []string{"s2"}, session.Cookie(b2))
+	spec.SendRPCs(b, 7*time.Second, []string{"s3"}, session.Cookie(b2))
+	spec.SendRPCs(b, 7100*time.Millisecond, []string{"c1"}, session.WithoutCookie())
 	s := b.End(19 * time.Second).MustBuild()
 
 	return spec.Spec{

@@ -8,14 +8,9 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
-
-// cookieList is a session cookie naming addrs, in order.
-func cookieList(addrs ...string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie(addrs, ""))
-}
 
 // sessionPickerBranches walks xds_override_host's picker (A75, Changes in
 // xds_override_host LB Policy, pseudo-code) branch by branch. eds1
@@ -49,15 +44,15 @@ func sessionPickerBranches() spec.Spec {
 		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
 		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
-	spec.SendRPCs(b, time.Second, []string{"d1"}, cookieList(b2))
-	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, cookieList(b2, b3))
+	spec.SendRPCs(b, time.Second, []string{"d1"}, session.Cookie(b2))
+	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, session.Cookie(b2, b3))
 	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})
-	spec.SendRPCs(b, 1300*time.Millisecond, []string{"r1"}, cookieList(b3, b1))
-	spec.SendRPCs(b, 1400*time.Millisecond, []string{"r2"}, cookieList(b1, b3))
+	spec.SendRPCs(b, 1300*time.Millisecond, []string{"r1"}, session.Cookie(b3, b1))
+	spec.SendRPCs(b, 1400*time.Millisecond, []string{"r2"}, session.Cookie(b1, b3))
 	b.At(2*time.Second, scenario.Stop("b3"))
 	b.At(2500*time.Millisecond, scenario.Start("b3"))
-	spec.SendRPCs(b, 3*time.Second, []string{"i1"}, cookieList(b3))
-	spec.SendRPCs(b, 4*time.Second, []string{"f1"}, cookieList(b4))
+	spec.SendRPCs(b, 3*time.Second, []string{"i1"}, session.Cookie(b3))
+	spec.SendRPCs(b, 4*time.Second, []string{"f1"}, session.Cookie(b4))
 	s := b.End(6 * time.Second).MustBuild()
 
 	return spec.Spec{

@@ -9,19 +9,13 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
 // sessionIdle is the cluster's idle_timeout in the session spec: short,
 // so that the run sees the sweep let go of the connections it held.
 const sessionIdle = 10 * time.Second
-
-// cookie is the session cookie (conform's stand-in for the StatefulSession
-// filter: reference/overridehost) naming one address.
-func cookie(addr string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie([]string{addr}, ""))
-}
 
 // sessionFollowsEndpointAcrossPriorities is A75's motivating case. eds1
 // (round_robin, idle_timeout 10 s) has b1 and b2 in priority 0 and b3 in
@@ -46,12 +40,12 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
-	spec.SendRPCs(b, time.Second, []string{"s1"}, cookie(b2))
+	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, cookie(b2))
+	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, session.Cookie(b2))
 	spec.SendRPCs(b, 3100*time.Millisecond, []string{"n2", "n3"})
-	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, cookie(b3))
+	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, session.Cookie(b3))
 	s := b.End(21 * time.Second).MustBuild()
 
 	return spec.Spec{
