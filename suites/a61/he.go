@@ -1,7 +1,6 @@
 package a61
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -375,22 +374,13 @@ const (
 // n: a request within 10 ms of that failure. The channel's requests may
 // include the subchannels' own, so it does not count them.
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n int, as ...string) {
-	var fs []time.Duration
-	for _, a := range as {
-		for _, t := range spec.Refusals(tr, a) {
-			if t > end {
-				fs = append(fs, t)
-			}
-		}
-	}
-	slices.Sort(fs)
+	reached := spec.FailureCountReached(tr, end, n, as...)
 	rr := spec.ReResolutions(tr)
-	g.ExpectWithOffset(1, len(fs)).To(gomega.BeNumerically(">=", n), "failures after the pass: a round of %d should complete", n)
-	for k := n - 1; k < len(fs); k += n {
-		t := fs[k]
+	g.ExpectWithOffset(1, reached).NotTo(gomega.BeEmpty(), "failures after the pass: a round of %d should complete", n)
+	for i, t := range reached {
 		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= t && e.T-t <= spec.Within(tr, 10*time.Millisecond) })
 		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:%s",
-			k+1, trace.FormatT(t), spec.Render(rr))
+			(i+1)*n, trace.FormatT(t), spec.Render(rr))
 	}
 }
 

@@ -374,25 +374,18 @@ func stickyTFNewListAllFail() spec.Spec {
 // +2.808 s, mid-round, and the request at the third round's end (+2.878 s)
 // carried out only after the run's end (+3.6 s).
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
-	var fs []time.Duration
-	for _, a := range as {
-		fs = append(fs, spec.Refusals(tr, a)...)
-	}
-	slices.Sort(fs)
+	ends := spec.FailureCountReached(tr, -1, n, as...) // every failure of the run
 	rr := spec.ReResolutions(tr)
-	rounds, used := 0, 0 // used: the re-resolutions already credited to a round
-	for k := n - 1; k < len(fs); k += n {
-		rounds++
-		if k+n >= len(fs) {
-			break // the last round: its request may be deferred past the run
-		}
+	used := 0 // the re-resolutions already credited to a round
+	// The last round is not checked: its request may be deferred past the run.
+	for i := 0; i+1 < len(ends); i++ {
 		// The first re-resolution not credited to an earlier round, from
 		// this round's end: one request cannot answer two rounds.
-		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= fs[k] })
-		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= fs[k+n]).To(gomega.BeTrue(),
+		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= ends[i] })
+		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= ends[i+1]).To(gomega.BeTrue(),
 			"at %s: round %d of failures ended without a re-resolution of its own by the end of the next round (%s); re-resolutions at %v",
-			trace.FormatT(fs[k]), rounds, trace.FormatT(fs[k+n]), spec.Times(rr))
+			trace.FormatT(ends[i]), i+1, trace.FormatT(ends[i+1]), spec.Times(rr))
 		used += next + 1
 	}
-	g.ExpectWithOffset(1, rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
+	g.ExpectWithOffset(1, len(ends)).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 }

@@ -100,6 +100,30 @@ func Refusals(tr *trace.Trace, addr string) []time.Duration {
 	return out
 }
 
+// FailureCountReached are the times the count of connection failures to
+// addrs after `after` (every one when after is negative), seen from
+// outside (Refusals, counted across the addresses, in time order), reached
+// n, 2n, 3n, …: the times A61 (Happy Eyeballs in the pick_first LB Policy)
+// has pick_first request re-resolution once its first pass is over, n being
+// its number of subchannels ("when that number reaches the number of
+// subchannels"). A last round short of n failures has no time.
+func FailureCountReached(tr *trace.Trace, after time.Duration, n int, addrs ...string) []time.Duration {
+	var fs []time.Duration
+	for _, a := range addrs {
+		for _, t := range Refusals(tr, a) {
+			if t > after {
+				fs = append(fs, t)
+			}
+		}
+	}
+	slices.Sort(fs)
+	var out []time.Duration
+	for k := n - 1; k < len(fs); k += n {
+		out = append(out, fs[k])
+	}
+	return out
+}
+
 // ReResolutions are the re-resolution requests: the policy's resolve-now
 // events when tr has the policy's events; otherwise the driver's, the
 // channel's requests. Those may include requests the implementation's
