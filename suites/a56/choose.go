@@ -72,7 +72,7 @@ func tfFailoverAtOnce() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-TF-FAILOVER-AT-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
-				f1, f2 := failureTimes(tr, "b1/ipv4"), failureTimes(tr, "b2/ipv4")
+				f1, f2 := spec.ConnectionFailures(tr, spec.Addr(tr, "b1/ipv4")), spec.ConnectionFailures(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(f1).NotTo(gomega.BeEmpty())
 				g.Expect(f2).NotTo(gomega.BeEmpty())
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0], slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
@@ -119,18 +119,4 @@ func tfFailoverAtOnce() spec.Spec {
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
 	}
-}
-
-// failureTimes are when connection attempts to a failed: its subchannels'
-// TRANSIENT_FAILURE reports, or, in a trace without the policy's events,
-// the refusals the capture saw.
-func failureTimes(tr *trace.Trace, a scenario.Addr) []time.Duration {
-	if !spec.HasPolicy(tr) {
-		return spec.Refusals(tr, spec.Addr(tr, a))
-	}
-	var out []time.Duration
-	for _, e := range failures(tr, a) {
-		out = append(out, e.T)
-	}
-	return out
 }

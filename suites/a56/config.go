@@ -98,17 +98,9 @@ func ignoreReresolution() spec.Spec {
 
 // failures are the TRANSIENT_FAILURE reports of the subchannels for a.
 func failures(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	ids := map[string]bool{}
-	for _, e := range subchannelsFor(tr, a) {
-		ids[e.Subchannel] = true
-	}
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelState) {
-		if ids[e.Subchannel] && e.State == "TRANSIENT_FAILURE" {
-			out = append(out, e)
-		}
-	}
-	return out
+	return trace.Select(spec.SubchannelEvents(tr, spec.Addr(tr, a), trace.KindSubchannelState), func(e trace.Event) bool {
+		return e.State == "TRANSIENT_FAILURE"
+	})
 }
 
 // nestedPaths: priority over a weighted_target over two localities; each

@@ -42,19 +42,10 @@ func readyAgain(g gomega.Gomega, tr *trace.Trace) time.Duration {
 	return 0
 }
 
-// subchannelStates are the state reports of the subchannels for a.
+// subchannelStates are the state reports and shutdowns of the subchannels
+// for a.
 func subchannelStates(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	ids := map[string]bool{}
-	for _, e := range subchannelsFor(tr, a) {
-		ids[e.Subchannel] = true
-	}
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelState, trace.KindSubchannelShutdown) {
-		if ids[e.Subchannel] {
-			out = append(out, e)
-		}
-	}
-	return out
+	return spec.SubchannelEvents(tr, spec.Addr(tr, a), trace.KindSubchannelState, trace.KindSubchannelShutdown)
 }
 
 // returnToHigherThenReactivate: the primary comes back, so priority returns

@@ -37,7 +37,6 @@ package a56
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -212,16 +211,9 @@ func ofTimer(evs []trace.Event, k trace.Kind) []trace.Event {
 	return trace.Select(evs, trace.OfKind(k))
 }
 
-// subchannelsFor are the subchannel-new events whose addresses include a.
+// subchannelsFor are the subchannel-new events of the subchannels for a.
 func subchannelsFor(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	addr := spec.Addr(tr, a)
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
-		if slices.Contains(e.Addrs, addr) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return spec.SubchannelsOf(tr, spec.Addr(tr, a))
 }
 
 // onAddr are the events of kinds ks on address a.

@@ -40,7 +40,7 @@ func heThreeDropped() spec.Spec {
 				// Overlapping, not serial: no attempt had failed when the
 				// next one started, so all three were in flight at once.
 				for _, a := range want {
-					g.Expect(failures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
+					g.Expect(spec.ConnectionFailures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
 				}
 			}},
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -278,7 +278,7 @@ func heTurnIdle() spec.Spec {
 					g.Expect(at[0]-refused).To(gomega.BeNumerically(">", maxFirstBackoff), "b1's backoff was over when the pass reached it")
 					return
 				}
-				b1 := subchannelEvents(tr, want[3], trace.KindSubchannelState)
+				b1 := spec.SubchannelEvents(tr, want[3], trace.KindSubchannelState)
 				var atStart, idle string
 				var idleAt time.Duration
 				for _, e := range b1 {
@@ -298,14 +298,14 @@ func heTurnIdle() spec.Spec {
 			{Requirement: "A61-HE-READY-DROPS-OTHERS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				var ready time.Duration
-				for _, e := range subchannelEvents(tr, b1, trace.KindSubchannelState) {
+				for _, e := range spec.SubchannelEvents(tr, b1, trace.KindSubchannelState) {
 					if e.State == "READY" {
 						ready = e.T
 					}
 				}
 				g.Expect(ready).NotTo(gomega.BeZero(), "b1 never READY")
 				for _, other := range addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4") {
-					sd := subchannelEvents(tr, other, trace.KindSubchannelShutdown)
+					sd := spec.SubchannelEvents(tr, other, trace.KindSubchannelShutdown)
 					g.Expect(sd).NotTo(gomega.BeEmpty(), "%s's attempt is still in flight", other)
 					g.Expect(sd[0].T-ready).To(gomega.And(gomega.BeNumerically(">=", 0),
 						gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond))),
@@ -353,7 +353,7 @@ func heNewList() spec.Spec {
 					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "%s is CONNECTING: no new attempt", a)
 					// The policy's requests, where the trace has them (a
 					// request to a CONNECTING subchannel makes no SYN).
-					connects := trace.Select(subchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
+					connects := trace.Select(spec.SubchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
 					g.Expect(connects).To(gomega.BeEmpty(), "%s is CONNECTING: no new connection request", a)
 				}
 			}},
@@ -400,26 +400,10 @@ func passEnd(g gomega.Gomega, tr *trace.Trace, as ...scenario.Addr) time.Duratio
 // a subchannel of addr first reported TRANSIENT_FAILURE or, in a trace
 // without the policy's events, the capture saw the attempt refused.
 func firstFailure(tr *trace.Trace, addr string) time.Duration {
-	if fs := failures(tr, addr); len(fs) > 0 {
+	if fs := spec.ConnectionFailures(tr, addr); len(fs) > 0 {
 		return fs[0]
 	}
 	return -1
-}
-
-// failures are the times connection attempts to addr failed: its
-// subchannels' TRANSIENT_FAILURE reports, or, in a trace without the
-// policy's events, the refusals the capture saw (spec.Refusals).
-func failures(tr *trace.Trace, addr string) []time.Duration {
-	if !spec.HasPolicy(tr) {
-		return spec.Refusals(tr, addr)
-	}
-	var out []time.Duration
-	for _, e := range subchannelEvents(tr, addr, trace.KindSubchannelState) {
-		if e.State == "TRANSIENT_FAILURE" {
-			out = append(out, e.T)
-		}
-	}
-	return out
 }
 
 // firstState is the root policy's first report of state st, or nil.

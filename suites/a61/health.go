@@ -53,8 +53,8 @@ func healthUnhealthyIsTF() spec.Spec {
 			}},
 			{Requirement: "A61-HEALTH-RAW-STATE-CONNECTS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
-				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelShutdown)).To(gomega.BeEmpty(), "b1's connection is kept")
-				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelNew)).To(gomega.HaveLen(1))
+				g.Expect(spec.SubchannelEvents(tr, b1, trace.KindSubchannelShutdown)).To(gomega.BeEmpty(), "b1's connection is kept")
+				g.Expect(spec.SubchannelEvents(tr, b1, trace.KindSubchannelNew)).To(gomega.HaveLen(1))
 				g.Expect(attemptsTo(tr, b1, 0)).To(gomega.HaveLen(1), "no reconnection")
 				states := rootStates(tr)
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"), "healthy again at 300 ms, on the same connection")

@@ -94,24 +94,6 @@ func rootStates(tr *trace.Trace) []trace.Event {
 	return spec.ChannelStates(tr)
 }
 
-// subchannelAddrs maps each subchannel id to its (first) address, from the
-// subchannel-new events.
-func subchannelAddrs(tr *trace.Trace) map[string]string {
-	m := map[string]string{}
-	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
-		if len(e.Addrs) > 0 {
-			m[e.Subchannel] = e.Addrs[0]
-		}
-	}
-	return m
-}
-
-// subchannelEvents returns the events of kind k on subchannels of addr.
-func subchannelEvents(tr *trace.Trace, addr string, k trace.Kind) []trace.Event {
-	scs := subchannelAddrs(tr)
-	return trace.Select(tr.Events, trace.OfKind(k), func(e trace.Event) bool { return scs[e.Subchannel] == addr })
-}
-
 // connectionsPerBackend counts, per backend, the connections it accepted:
 // the backends' accept events in the lab; in the simulator, which has no
 // backend events, the SYN-ACKs (a TCP connection established) per backend

@@ -167,12 +167,12 @@ func xdsODEjectAllAddresses() spec.Spec {
 			}},
 			{Requirement: "A61-OD-EJECT-ALL-ADDRESSES", Needs: []trace.Source{trace.SourcePolicy}, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				a2 := spec.Addr(tr, "b2/ipv4")
-				ready := subchannelEvents(tr, a2, trace.KindSubchannelState)
+				ready := spec.SubchannelEvents(tr, a2, trace.KindSubchannelState)
 				ready = trace.Select(ready, func(e trace.Event) bool { return e.State == "READY" })
 				g.Expect(ready).NotTo(gomega.BeEmpty(), "e1 should reconnect over b2 after b1 went down")
 				g.Expect(ready[0].T).To(gomega.BeNumerically("<", 2500*time.Millisecond),
 					"b2's subchannel should be READY before the RPCs at 2.5 s, while e1 is ejected")
-				picks := trace.Select(subchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
+				picks := trace.Select(spec.SubchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
 				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:%s", spec.Render(picks))
 			}},
 		},

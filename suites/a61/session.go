@@ -200,16 +200,16 @@ func expectPickOrder(g gomega.Gomega, tr *trace.Trace) {
 // subchannel; i1 finds b2/ipv4 CONNECTING and b2/ipv6 IDLE: its pick
 // queues and asks b2/ipv6's subchannel to connect, and i1 goes there.
 func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
-	v6 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv6"), trace.KindSubchannelNew)
-	v4 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
+	v6 := spec.SubchannelEvents(tr, spec.Addr(tr, "b2/ipv6"), trace.KindSubchannelNew)
+	v4 := spec.SubchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
 	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:%s", spec.Render(v6))
 	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:%s", spec.Render(v4))
 	s2 := spec.PicksOf(tr, "s2")
 	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:%s", spec.Render(s2))
 	g.Expect(s2[0].Subchannel).To(gomega.Equal(v6[0].Subchannel), "s2 goes to b2/ipv6's READY subchannel, second in its cookie")
 	i1 := spec.RPCStart(g, tr, "i1")
-	g.Expect(stateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
-	g.Expect(stateBefore(tr, v4[0].Subchannel, i1)).To(gomega.Equal("CONNECTING"), "b2/ipv4's subchannel is CONNECTING when i1 is sent")
+	g.Expect(spec.SubchannelStateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
+	g.Expect(spec.SubchannelStateBefore(tr, v4[0].Subchannel, i1)).To(gomega.Equal("CONNECTING"), "b2/ipv4's subchannel is CONNECTING when i1 is sent")
 	conn := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelConnect), func(e trace.Event) bool {
 		return e.Subchannel == v6[0].Subchannel && e.T >= i1
 	})
@@ -228,14 +228,4 @@ func completedPick(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
 	last := p[len(p)-1]
 	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:%s", id, spec.Render(p))
 	return last
-}
-
-// stateBefore is the last state subchannel id reported before t; "" when
-// none.
-func stateBefore(tr *trace.Trace, id string, t time.Duration) string {
-	st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool { return e.Subchannel == id && e.T < t })
-	if len(st) == 0 {
-		return ""
-	}
-	return st[len(st)-1].State
 }

@@ -78,7 +78,7 @@ func overrideLastUsedTime() spec.Spec {
 // shut down when priority 0's round_robin drops it (its entry was used for
 // a session 1 s before), and carries the session's later RPCs at once.
 func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
-	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
 	g.Expect(sc[0].T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "s1")), "made by the child, before any session")
 	last := spec.RPCStart(g, tr, "s3")
@@ -97,7 +97,7 @@ func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 // down as soon as the child drops it at the move.
 func expectStaleClosed(g gomega.Gomega, tr *trace.Trace) {
 	move := moveUpdate(g, tr)
-	sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(sc))
 	sd := shutdowns(tr, sc[0].Subchannel)
 	g.Expect(sd).NotTo(gomega.BeEmpty(), "b3's subchannel, never used for a session, should not be kept once the child drops it")
@@ -125,7 +125,7 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(viaChild[len(viaChild)-1].T).To(gomega.BeNumerically(">", s1[len(s1)-1].T), "b3's last pick without a session comes after b2's session pick")
 	move := moveUpdate(g, tr)
 	kept := func(a scenario.Addr) bool {
-		sc := subchannelsOf(tr, spec.Addr(tr, a))
+		sc := spec.SubchannelsOf(tr, spec.Addr(tr, a))
 		g.Expect(sc).NotTo(gomega.BeEmpty())
 		sd := shutdowns(tr, sc[0].Subchannel)
 		return len(sd) == 0 || sd[0].T > move+spec.Within(tr, labSlack)
@@ -144,7 +144,7 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 	p := spec.PicksOf(tr, "s3")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1].T
-	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sc[0].Subchannel), "s3 is picked on b2's subchannel")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {

@@ -67,7 +67,7 @@ func sessionPickerBranches() spec.Spec {
 					"cookie [b2, b3]: b2 is not eligible, b3 is (in the map, HEALTHY enough, with no subchannel yet)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELIGIBLE", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))).To(gomega.BeEmpty(),
+				g.Expect(spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))).To(gomega.BeEmpty(),
 					"no subchannel should ever be made for DRAINING b2, though two cookies name it")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -76,7 +76,7 @@ func sessionPickerBranches() spec.Spec {
 					"the only eligible address, b4, is in TRANSIENT_FAILURE: the child picker (b1)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				sc := subchannelsOf(tr, spec.Addr(tr, "b4/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b4/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "f1's pick should create b4's subchannel:%s", spec.Render(sc))
 				tf := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.Subchannel == sc[0].Subchannel && e.State == "TRANSIENT_FAILURE"
@@ -124,7 +124,7 @@ func sessionPickerBranches() spec.Spec {
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				i1 := spec.RPCStart(g, tr, "i1")
-				sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:%s", spec.Render(sc))
 				id := sc[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
@@ -151,7 +151,7 @@ func sessionPickerBranches() spec.Spec {
 // connection attempt was made for addr until it was READY (A75: "if none
 // is READY or IDLE but one is CONNECTING, queue").
 func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr scenario.Addr) {
-	sc := subchannelsOf(tr, spec.Addr(tr, addr))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, addr))
 	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for %s:%s", addr, spec.Render(sc))
 	sub := sc[0].Subchannel
 	of := func(k trace.Kind, state string) []trace.Event {
@@ -176,12 +176,6 @@ func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr sc
 // readyBefore reports whether the last state the subchannel for addr
 // reported before t is READY.
 func readyBefore(tr *trace.Trace, addr string, t time.Duration) bool {
-	sc := subchannelsOf(tr, addr)
-	if len(sc) == 0 {
-		return false
-	}
-	st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
-		return e.Subchannel == sc[len(sc)-1].Subchannel && e.T < t
-	})
-	return len(st) > 0 && st[len(st)-1].State == "READY"
+	sc := spec.SubchannelsOf(tr, addr)
+	return len(sc) > 0 && spec.SubchannelStateBefore(tr, sc[len(sc)-1].Subchannel, t) == "READY"
 }

@@ -66,14 +66,14 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 					"a cookie naming b3, in a priority never started, should still reach b3")
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				news := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(news))
 				g.Expect(news[0].T).To(gomega.BeNumerically(">=", spec.RPCStart(g, tr, "t1")),
 					"b3's subchannel should be made for the session's RPC (priority 1 never started)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-CREATES-SUBCHANNEL", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				t1 := spec.RPCStart(g, tr, "t1")
-				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				news := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).NotTo(gomega.BeEmpty(), "a subchannel should be created for b3, the cookie's address")
 				g.Expect(news[0].T-t1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "created by the pick of t1, at once")
 				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"))
@@ -84,7 +84,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-OVERRIDE-PICK-READY", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// After the move only priority 0 (b1) is the child's: b2's
 				// READY subchannel is reached by the override picker alone.
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				for _, id := range []string{"s2", "s3"} {
 					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), spec.RPCStart(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
@@ -94,7 +94,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:%s", spec.Render(sc))
 				last := spec.RPCStart(g, tr, "s3")
 				for _, e := range shutdowns(tr, sc[0].Subchannel) {
@@ -105,7 +105,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-SSA-UNOWNED-ANY-HEALTH", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// b2 has no health status (UNKNOWN), not DRAINING: its
 				// subchannel is held all the same.
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				g.Expect(shutdowns(tr, sc[0].Subchannel)).To(gomega.HaveEach(
 					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", spec.RPCStart(g, tr, "s3")))))
@@ -114,12 +114,12 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-SSA-RETAIN-ONLY-IN-SESSION", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				lastUse := spec.RPCStart(g, tr, "t1")
 				for _, a := range []scenario.Addr{"b2/ipv4", "b3/ipv4"} {
-					sc := subchannelsOf(tr, spec.Addr(tr, a))
+					sc := spec.SubchannelsOf(tr, spec.Addr(tr, a))
 					g.Expect(sc).NotTo(gomega.BeEmpty())
 					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
 					g.Expect(sd).To(gomega.HaveLen(1), "%s's connection, unused by any session since %s, should be let go", a, trace.FormatT(lastUse))
 				}
-				sc := subchannelsOf(tr, spec.Addr(tr, "b1/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b1/ipv4"))
 				g.Expect(sc).NotTo(gomega.BeEmpty())
 				during := trace.Select(shutdowns(tr, sc[0].Subchannel), func(e trace.Event) bool { return e.T < tr.Header.Scenario.End })
 				g.Expect(during).To(gomega.BeEmpty(), "b1, the child's, should be kept (until the run closes the channel)")
@@ -130,7 +130,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 					addr scenario.Addr
 					last time.Duration
 				}{{"b2/ipv4", lastB2}, {"b3/ipv4", lastB3}} {
-					sc := subchannelsOf(tr, spec.Addr(tr, c.addr))
+					sc := spec.SubchannelsOf(tr, spec.Addr(tr, c.addr))
 					g.Expect(sc).NotTo(gomega.BeEmpty())
 					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
 					g.Expect(sd).To(gomega.HaveLen(1), "%s's subchannel should be released by a sweep", c.addr)
@@ -153,14 +153,6 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			}},
 		},
 	}
-}
-
-// subchannelsOf are the subchannel-new events of subchannels whose first
-// address is addr.
-func subchannelsOf(tr *trace.Trace, addr string) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
-		return len(e.Addrs) > 0 && e.Addrs[0] == addr
-	})
 }
 
 // shutdowns are the subchannel-shutdown events of subchannel id.
