@@ -47,9 +47,9 @@ func shutdownsBefore(tr *trace.Trace, a scenario.Addr, t time.Duration) []trace.
 	return trace.Select(between(subchannelStates(tr, a), 0, t), trace.OfKind(trace.KindSubchannelShutdown))
 }
 
-// freshSYNs are the SYNs to a that are not retransmissions.
+// freshSYNs are the connection attempts to a (spec.AttemptsTo).
 func freshSYNs(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	return trace.Select(onAddr(tr, a, trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
+	return spec.AttemptsTo(tr.Events, spec.Addr(tr, a))
 }
 
 // configNameIsIdentity: p0 (b1) refuses, so p1 (b2) serves r1; at 200 ms the

@@ -92,7 +92,7 @@ func returnToHigherThenReactivate() spec.Spec {
 			// r2, and so r3, are sent on priority's deactivation timer-start: the
 			// scenario runs as designed only where the policy's events are.
 			{Requirement: "A56-CHILD-STATE-KEPT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				syns := trace.Select(onAddr(tr, "b2/ipv4", trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
+				syns := freshSYNs(tr, "b2/ipv4")
 				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
 				r3 := spec.RPCResult(g, tr, "r3")
 				g.Expect(r3.T-spec.RPCStart(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),

@@ -216,28 +216,12 @@ func subchannelsFor(tr *trace.Trace, a scenario.Addr) []trace.Event {
 	return spec.SubchannelsOf(tr, spec.Addr(tr, a))
 }
 
-// onAddr are the events of kinds ks on address a.
-func onAddr(tr *trace.Trace, a scenario.Addr, ks ...trace.Kind) []trace.Event {
-	addr := spec.Addr(tr, a)
-	var out []trace.Event
-	for _, e := range spec.Of(tr, ks...) {
-		if e.Addr == addr {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // firstSYN is the first (not retransmitted) SYN to a; the check fails if
 // there is none.
 func firstSYN(g gomega.Gomega, tr *trace.Trace, a scenario.Addr) trace.Event {
-	for _, e := range onAddr(tr, a, trace.KindSYN) {
-		if !e.Retransmit {
-			return e
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "no connection attempt to %s", a)
-	return trace.Event{}
+	syns := freshSYNs(tr, a)
+	g.ExpectWithOffset(1, syns).NotTo(gomega.BeEmpty(), "no connection attempt to %s", a)
+	return syns[0]
 }
 
 // balancerStates are the root policy's state reports.

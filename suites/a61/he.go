@@ -46,7 +46,7 @@ func heThreeDropped() spec.Spec {
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				last := spec.Addr(tr, "b3/ipv4")
 				as := attempts(tr, 0)
-				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:\n%v", as)
+				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:%s", spec.Render(as))
 				g.Expect(as[2].Addr).To(gomega.Equal(last))
 				if starts := spec.Of(tr, trace.KindTimerStart); len(spec.Of(tr, trace.KindSubchannelNew)) > 0 {
 					// Where the policy's timers are visible: one per address but the last.

@@ -12,38 +12,23 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
-// attempt is one connection attempt: a SYN that is not a retransmission.
-type attempt struct {
-	T    time.Duration
-	Addr string
+// attempts are tr's connection attempts (spec.Attempts) from `from` on.
+func attempts(tr *trace.Trace, from time.Duration) []trace.Event {
+	return trace.Select(spec.Attempts(tr.Events), func(e trace.Event) bool { return e.T >= from })
 }
 
-// attempts returns tr's connection attempts from `from` on, in time order.
-// Both modes capture SYNs (the simulator models them), so both see them.
-func attempts(tr *trace.Trace, from time.Duration) []attempt {
-	var out []attempt
-	for _, e := range spec.Of(tr, trace.KindSYN) {
-		if e.T >= from && !e.Retransmit {
-			out = append(out, attempt{e.T, e.Addr})
-		}
-	}
-	return out
-}
-
-// attemptsTo returns the times of the connection attempts to addr from
-// `from` on.
+// attemptsTo are the times of the connection attempts to addr from `from`
+// on.
 func attemptsTo(tr *trace.Trace, addr string, from time.Duration) []time.Duration {
 	var out []time.Duration
-	for _, a := range attempts(tr, from) {
-		if a.Addr == addr {
-			out = append(out, a.T)
-		}
+	for _, e := range spec.AttemptsTo(attempts(tr, from), addr) {
+		out = append(out, e.T)
 	}
 	return out
 }
 
 // order is the addresses of as in order of their first attempt, each once.
-func order(as []attempt) []string {
+func order(as []trace.Event) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range as {

@@ -74,7 +74,7 @@ func lostIdleChecks(id string, addr scenario.Addr) []spec.Check {
 			quiet := trace.Window(tr.Events, lost.T, rpc)
 			g.Expect(trace.Select(quiet, trace.OfKind(trace.KindSubchannelConnect))).To(gomega.BeEmpty(),
 				"no subchannel may be asked to connect while IDLE, before the RPC")
-			g.Expect(attempts(quiet)).To(gomega.BeEmpty(), "no SYN may leave while IDLE, before the RPC")
+			g.Expect(spec.Attempts(quiet)).To(gomega.BeEmpty(), "no SYN may leave while IDLE, before the RPC")
 			g.Expect(rpc-lost.T).To(gomega.BeNumerically(">", time.Second),
 				"the scenario should leave pick_first IDLE for over a second")
 		}},
@@ -85,7 +85,7 @@ func lostIdleChecks(id string, addr scenario.Addr) []spec.Check {
 				// outside, the SYN below is the evidence.
 				mustFirst(g, tr, rpc, "subchannel-connect after the RPC", trace.OfKind(trace.KindSubchannelConnect))
 			}
-			g.Expect(attemptsTo(trace.Window(tr.Events, rpc, tr.Header.Scenario.End), spec.Addr(tr, addr))).
+			g.Expect(spec.AttemptsTo(trace.Window(tr.Events, rpc, tr.Header.Scenario.End), spec.Addr(tr, addr))).
 				NotTo(gomega.BeEmpty(), "the RPC should make pick_first connect to %s again", addr)
 			r := spec.RPCResult(g, tr, id)
 			g.Expect(r.Code).To(gomega.Equal("OK"), "%s: %s", id, r.Err)

@@ -247,7 +247,7 @@ func shuffleOnUpdateOnly() spec.Spec {
 					r := spec.RPCResult(g, tr, p.rpc)
 					g.Expect(r.Code).To(gomega.Equal("OK"), "%s: %s", p.rpc, r.Err)
 				}
-				head := attempts(tr.Events)[0]
+				head := spec.Attempts(tr.Events)[0]
 				g.Expect(head.Addr).To(gomega.Equal(passes[0][0]), "the first connection followed the order of the list as received")
 				g.Expect(passes[1]).To(gomega.Equal(passes[0]), "leaving IDLE without a new list should keep the order")
 				g.Expect(passes[2]).NotTo(gomega.Equal(passes[1]), "for seed %d the repeated list should be shuffled anew", tr.Header.Seed)

@@ -116,20 +116,10 @@ func isState(tr *trace.Trace, st string) trace.Pred {
 	return spec.StateIs(tr, st)
 }
 
-// attempts are the fresh SYNs (retransmissions left out) of evs.
-func attempts(evs []trace.Event) []trace.Event {
-	return trace.Select(evs, func(e trace.Event) bool { return e.Kind == trace.KindSYN && !e.Retransmit })
-}
-
-// attemptsTo are the fresh SYNs of evs to addr.
-func attemptsTo(evs []trace.Event, addr string) []trace.Event {
-	return trace.Select(attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
-}
-
 // attemptAddrs are the addresses of the fresh SYNs of evs, in order.
 func attemptAddrs(evs []trace.Event) []string {
 	var out []string
-	for _, e := range attempts(evs) {
+	for _, e := range spec.Attempts(evs) {
 		out = append(out, e.Addr)
 	}
 	return out

@@ -114,7 +114,7 @@ func stickyTFPriority() spec.Spec {
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				r1 := spec.RPCStart(g, tr, "r1")
-				g.Expect(len(attemptsTo(trace.Window(tr.Events, 0, r1), b1))).To(gomega.BeNumerically(">=", 2),
+				g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, 0, r1), b1))).To(gomega.BeNumerically(">=", 2),
 					"p0 should have reconnected to b1 (and failed) before r1")
 				r := spec.RPCResult(g, tr, "r1")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
@@ -161,8 +161,8 @@ func stickyTFUntilReady() spec.Spec {
 				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", isState(tr, tf))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
-					syns := attemptsTo(tr.Events, spec.Addr(tr, a))
-					g.Expect(len(attemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
+					syns := spec.AttemptsTo(tr.Events, spec.Addr(tr, a))
+					g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
 						To(gomega.BeNumerically(">=", 1), "%s should be reconnected in TRANSIENT_FAILURE, without RPCs", a)
 					for i := 1; i < len(syns); i++ {
 						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.Within(tr, labSlack)),
@@ -176,7 +176,7 @@ func stickyTFUntilReady() spec.Spec {
 				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				b2 := spec.Addr(tr, "b2/ipv4")
-				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
+				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
 					"the first reconnection to b2 after it recovered should end TRANSIENT_FAILURE")
 			}},
 		},
@@ -274,7 +274,7 @@ func stickyTFNewList() spec.Spec {
 				pass := trace.Window(tr.Events, update.T, rdy.T+1)
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
-				syn := attempts(pass)[0]
+				syn := spec.Attempts(pass)[0]
 				g.Expect(syn.T-update.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 					"b3 should be tried at once, not after b2's backoff")
 				g.Expect(update.T).To(gomega.BeNumerically("<", minFirstBackoff), "b2 should still be in backoff at the update")
@@ -327,7 +327,7 @@ func stickyTFNewListAllFail() spec.Spec {
 					// own: at least one, when the pass ends.
 					rr = trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= update.T && e.T < clear.T })
 					g.Expect(rr).NotTo(gomega.BeEmpty(), "the failed new pass should end with re-resolution")
-					g.Expect(rr[len(rr)-1].T).To(gomega.BeNumerically(">=", attempts(pass)[0].T), "re-resolution at the end of the new pass, after b3 was tried")
+					g.Expect(rr[len(rr)-1].T).To(gomega.BeNumerically(">=", spec.Attempts(pass)[0].T), "re-resolution at the end of the new pass, after b3 was tried")
 				} else {
 					g.Expect(rr).To(gomega.HaveLen(1), "the failed new pass should end with re-resolution")
 				}
@@ -347,7 +347,7 @@ func stickyTFNewListAllFail() spec.Spec {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
-				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
+				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
 					"b3's first reconnection after it recovered should end TRANSIENT_FAILURE")
 			}},
 		},

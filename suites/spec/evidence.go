@@ -87,6 +87,18 @@ func StateIs(tr *trace.Trace, st string) trace.Pred {
 	return func(e trace.Event) bool { return e.Kind == trace.KindChannelState && e.State == st }
 }
 
+// Attempts are the connection attempts among evs: the SYNs that are not
+// retransmissions, as the capture sees them (the simulator models them),
+// in time order.
+func Attempts(evs []trace.Event) []trace.Event {
+	return trace.Select(evs, func(e trace.Event) bool { return e.Kind == trace.KindSYN && !e.Retransmit })
+}
+
+// AttemptsTo are the connection attempts among evs to addr.
+func AttemptsTo(evs []trace.Event, addr string) []trace.Event {
+	return trace.Select(Attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
+}
+
 // Refusals are the times the connection attempts to addr were refused, as
 // the capture saw them (an RST answering a SYN). An attempt that hangs
 // (dropped SYNs) is not seen to fail before its deadline.

@@ -42,3 +42,22 @@ func TestFailureCountReached_EveryNthAcrossAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestAttempts_FreshSYNsOnly verifies that a retransmitted SYN and other
+// kinds are not connection attempts.
+func TestAttempts_FreshSYNsOnly(t *testing.T) {
+	const a, b = "198.18.0.1:443", "198.18.0.2:443"
+	syn := func(ms int, addr string, retransmit bool) trace.Event {
+		return trace.Event{T: time.Duration(ms) * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: addr, Retransmit: retransmit}
+	}
+	evs := []trace.Event{
+		syn(1, a, false), syn(2, b, false), {T: 3 * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindRST, Addr: a},
+		syn(1001, b, true), syn(1200, a, false),
+	}
+	if got := Attempts(evs); len(got) != 3 || got[0].T != time.Millisecond || got[2].T != 1200*time.Millisecond {
+		t.Errorf("Attempts = %v, want the SYNs at 1ms, 2ms and 1.2s", got)
+	}
+	if got := AttemptsTo(evs, b); len(got) != 1 || got[0].T != 2*time.Millisecond {
+		t.Errorf("AttemptsTo(b) = %v, want the SYN at 2ms", got)
+	}
+}
