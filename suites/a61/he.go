@@ -116,7 +116,7 @@ func heAllRefused() spec.Spec {
 				first := firstFailure(tr, spec.Addr(tr, "b1/ipv6"))
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
 				g.Expect(first).To(gomega.BeNumerically("<", end), "the addresses should fail one after the other")
-				during := trace.Select(rootStates(tr), func(e trace.Event) bool { return e.T >= first && e.T < end })
+				during := trace.Select(spec.ChannelStates(tr), func(e trace.Event) bool { return e.T >= first && e.T < end })
 				g.Expect(during).NotTo(gomega.ContainElement(gomega.HaveField("State", "TRANSIENT_FAILURE")),
 					"after b1/ipv6 failed and before b1/ipv4 did")
 			}},
@@ -408,7 +408,7 @@ func firstFailure(tr *trace.Trace, addr string) time.Duration {
 
 // firstState is the root policy's first report of state st, or nil.
 func firstState(tr *trace.Trace, st string) *trace.Event {
-	for _, e := range rootStates(tr) {
+	for _, e := range spec.ChannelStates(tr) {
 		if e.State == st {
 			return &e
 		}

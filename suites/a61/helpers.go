@@ -72,13 +72,6 @@ func nthUpdate(tr *trace.Trace, n int) time.Duration {
 	return ups[n-1].T
 }
 
-// rootStates are the channel's states as its policy drove them: the root
-// policy's balancer-state events, or, in a trace without the policy's
-// events, the driver's channel-state (spec.ChannelStates).
-func rootStates(tr *trace.Trace) []trace.Event {
-	return spec.ChannelStates(tr)
-}
-
 // connectionsPerBackend counts, per backend, the connections it accepted:
 // the backends' accept events in the lab; in the simulator, which has no
 // backend events, the SYN-ACKs (a TCP connection established) per backend

@@ -65,11 +65,11 @@ func connectionLostBackendStopped() spec.Spec {
 func lostIdleChecks(id string, addr scenario.Addr) []spec.Check {
 	return []spec.Check{
 		{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, ready, idle, connecting, ready),
+			g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, ready, idle, connecting, ready),
 				"a lost connection makes pick_first IDLE; only the RPC makes it connect again")
 		}},
 		{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			lost := mustFirst(g, tr, 0, "IDLE channel state", isState(tr, idle))
+			lost := mustFirst(g, tr, 0, "IDLE channel state", spec.StateIs(tr, idle))
 			rpc := spec.RPCStart(g, tr, id)
 			quiet := trace.Window(tr.Events, lost.T, rpc)
 			g.Expect(trace.Select(quiet, trace.OfKind(trace.KindSubchannelConnect))).To(gomega.BeEmpty(),

@@ -75,7 +75,7 @@ func keepsOrder(eps []scenario.Endpoint) spec.Check {
 // goes on reconnecting after backoff).
 func firstPass(tr *trace.Trace) []trace.Event {
 	end := tr.Header.Scenario.End
-	if e, ok := first(tr, 0, isState(tr, tf)); ok {
+	if e, ok := first(tr, 0, spec.StateIs(tr, tf)); ok {
 		end = e.T + 1
 	}
 	return trace.Window(tr.Events, 0, end)

@@ -73,19 +73,11 @@ func agreement(tolerance, cut time.Duration) *compare.Options {
 	}
 }
 
-// channel is the trace without what the channel reports on its own (its
-// initial IDLE before the first resolver update, which grpc-js reports,
-// and the final SHUTDOWN, the run closing it): the states the policy drove
-// the channel through (spec.Channel).
-func channel(tr *trace.Trace) []trace.Event {
-	return spec.Channel(tr)
-}
-
 // first returns the first event of tr at or after from that satisfies
-// every pred, leaving out what the channel reports on its own (channel);
+// every pred, leaving out what the channel reports on its own (spec.Channel);
 // ok is false when there is none.
 func first(tr *trace.Trace, from time.Duration, preds ...trace.Pred) (trace.Event, bool) {
-	for _, e := range channel(tr) {
+	for _, e := range spec.Channel(tr) {
 		if e.T >= from && all(e, preds) {
 			return e, true
 		}
@@ -107,13 +99,6 @@ func mustFirst(g gomega.Gomega, tr *trace.Trace, from time.Duration, what string
 	e, ok := first(tr, from, preds...)
 	g.Expect(ok).To(gomega.BeTrue(), "no %s at or after %s", what, trace.FormatT(from))
 	return e
-}
-
-// isState selects the channel's reports of state st: the root policy's
-// balancer-state events, or, in a trace without the policy's events, the
-// driver's channel-state (spec.StateIs).
-func isState(tr *trace.Trace, st string) trace.Pred {
-	return spec.StateIs(tr, st)
 }
 
 // attemptAddrs are the addresses of the fresh SYNs of evs, in order.

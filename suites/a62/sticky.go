@@ -57,7 +57,7 @@ func tfPicksFailFast() spec.Spec {
 			}},
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				r := spec.RPCResult(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), "r2 (wait_for_ready) should wait out TRANSIENT_FAILURE: %s", r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"))
@@ -65,7 +65,7 @@ func tfPicksFailFast() spec.Spec {
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
 			}},
 		},
 		// Up to the refusal's end the run is one failed pass and one failed
@@ -108,7 +108,7 @@ func stickyTFPriority() spec.Spec {
 				// never take the picks back from p1: a pick_first that went
 				// IDLE or CONNECTING after its backoff would be chosen again
 				// by priority, and the channel would leave READY.
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, ready),
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, ready),
 					"p0 reconnecting in TRANSIENT_FAILURE should not disturb the READY channel")
 			}},
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -154,11 +154,11 @@ func stickyTFUntilReady() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
 			}},
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(trace.Select(tr.Events, trace.OfKind(trace.KindRPCStart))).To(gomega.BeEmpty())
-				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", isState(tr, tf))
+				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", spec.StateIs(tr, tf))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					syns := spec.AttemptsTo(tr.Events, spec.Addr(tr, a))
@@ -171,9 +171,9 @@ func stickyTFUntilReady() spec.Spec {
 				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				b2 := spec.Addr(tr, "b2/ipv4")
 				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
@@ -233,8 +233,8 @@ func stickyTFReresolveEveryRound() spec.Spec {
 				g.Expect(rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf))
 			}},
 		},
 		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
@@ -263,14 +263,14 @@ func stickyTFNewList() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
 				g.Expect(updates).NotTo(gomega.BeEmpty())
 				update := updates[len(updates)-1]
-				rdy := mustFirst(g, tr, update.T, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, update.T, "READY channel state", spec.StateIs(tr, ready))
 				pass := trace.Window(tr.Events, update.T, rdy.T+1)
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
@@ -309,8 +309,8 @@ func stickyTFNewListAllFail() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
@@ -335,17 +335,17 @@ func stickyTFNewListAllFail() spec.Spec {
 					// The channel reports changes of state only: the
 					// policy's TRANSIENT_FAILURE again is seen as the
 					// channel still in it when the pass is over.
-					in := trace.Select(channel(tr), trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.T < clear.T })
+					in := trace.Select(spec.Channel(tr), trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.T < clear.T })
 					g.Expect(in).NotTo(gomega.BeEmpty())
 					g.Expect(in[len(in)-1].State).To(gomega.Equal(tf), "the failed new pass should end in TRANSIENT_FAILURE again")
 				} else {
-					g.Expect(trace.Select(pass, isState(tr, tf))).NotTo(gomega.BeEmpty(),
+					g.Expect(trace.Select(pass, spec.StateIs(tr, tf))).NotTo(gomega.BeEmpty(),
 						"the failed new pass should end by reporting TRANSIENT_FAILURE again")
 				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
 					"b3's first reconnection after it recovered should end TRANSIENT_FAILURE")
