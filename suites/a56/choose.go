@@ -43,7 +43,7 @@ func emptyPriorities() spec.Spec {
 				for _, e := range states {
 					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), e.String())
 				}
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
 				g.Expect(r1.Err).NotTo(gomega.BeEmpty(), "the status should say why")
 				expectNone(g, spec.Of(tr, trace.KindSubchannelNew, trace.KindSYN), "no child, no subchannel, no connection")
@@ -72,12 +72,12 @@ func tfFailoverAtOnce() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-TF-FAILOVER-AT-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
-				f1, f2 := failureTimes(tr, "b1/ipv4"), failureTimes(tr, "b2/ipv4")
+				f1, f2 := spec.ConnectionFailures(tr, spec.Addr(tr, "b1/ipv4")), spec.ConnectionFailures(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(f1).NotTo(gomega.BeEmpty())
 				g.Expect(f2).NotTo(gomega.BeEmpty())
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0], slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
 				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0], slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b3"))
 				g.Expect(r1.T).To(gomega.BeNumerically("<", time.Second), "no failover timer is waited out")
 			}},
@@ -85,8 +85,8 @@ func tfFailoverAtOnce() spec.Spec {
 				slack := spec.Within(tr, labSlack)
 				f := timers(tr, timerFailover)
 				starts, stops := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerStop)
-				g.Expect(starts).To(gomega.HaveLen(3), "three children created:%s", render(f))
-				g.Expect(stops).To(gomega.HaveLen(3), "every failover timer cancelled:%s", render(f))
+				g.Expect(starts).To(gomega.HaveLen(3), "three children created:%s", spec.Render(f))
+				g.Expect(stops).To(gomega.HaveLen(3), "every failover timer cancelled:%s", spec.Render(f))
 				expectNone(g, ofTimer(f, trace.KindTimerFire), "none expected")
 				g.Expect(stops[0].T).To(beAbout(failures(tr, "b1/ipv4")[0].T, slack+2*time.Millisecond), "p0's TRANSIENT_FAILURE cancels its timer")
 				g.Expect(stops[1].T).To(beAbout(failures(tr, "b2/ipv4")[0].T, slack+2*time.Millisecond), "p1's TRANSIENT_FAILURE cancels its timer")
@@ -119,18 +119,4 @@ func tfFailoverAtOnce() spec.Spec {
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
 	}
-}
-
-// failureTimes are when connection attempts to a failed: its subchannels'
-// TRANSIENT_FAILURE reports, or, in a trace without the policy's events,
-// the refusals the capture saw.
-func failureTimes(tr *trace.Trace, a scenario.Addr) []time.Duration {
-	if !spec.HasPolicy(tr) {
-		return spec.Refusals(tr, spec.Addr(tr, a))
-	}
-	var out []time.Duration
-	for _, e := range failures(tr, a) {
-		out = append(out, e.T)
-	}
-	return out
 }

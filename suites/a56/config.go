@@ -32,7 +32,7 @@ func prioritiesListOrder() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-CONFIG-SHAPE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"r1", "r2"} {
-					g.Expect(result(g, tr, id).Backend).To(gomega.Equal("b1"),
+					g.Expect(spec.RPCResult(g, tr, id).Backend).To(gomega.Equal("b1"),
 						"%s: the priorities list, not the children's names, orders the children: pz is the highest", id)
 				}
 			}},
@@ -40,13 +40,13 @@ func prioritiesListOrder() spec.Spec {
 				states := balancerStates(tr)
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"))
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")
 			}},
 			{Requirement: "A56-LAZY-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "pa is below a usable priority: never created")
 				expectNone(g, subchannelsFor(tr, "b3/ipv4"), "pm is below a usable priority: never created")
 				starts := ofTimer(timers(tr, timerFailover), trace.KindTimerStart)
-				g.Expect(starts).To(gomega.HaveLen(1), "one child created, one failover timer:%s", render(starts))
+				g.Expect(starts).To(gomega.HaveLen(1), "one child created, one failover timer:%s", spec.Render(starts))
 			}},
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
@@ -79,12 +79,12 @@ func ignoreReresolution() spec.Spec {
 			{Requirement: "A56-IGNORE-RERESOLUTION", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fail1 := failures(tr, "b1/ipv4")
 				fail2 := failures(tr, "b2/ipv4")
-				g.Expect(len(fail1)).To(gomega.BeNumerically(">=", 2), "p0's pick_first should fail round after round:%s", render(fail1))
+				g.Expect(len(fail1)).To(gomega.BeNumerically(">=", 2), "p0's pick_first should fail round after round:%s", spec.Render(fail1))
 				g.Expect(fail2).To(gomega.HaveLen(3), "p1's pick_first should fail 3 rounds")
 				rn := spec.Of(tr, trace.KindResolveNow)
 				g.Expect(rn).To(gomega.HaveLen(len(fail2)),
 					"one re-resolution request per failed round of p1 (passed up), none for p0's %d (dropped):\nfailures of b2:%s\nre-resolution requests:%s",
-					len(fail1), render(fail2), render(rn))
+					len(fail1), spec.Render(fail2), spec.Render(rn))
 				for i, f := range fail2 {
 					g.Expect(rn[i].T-f.T).To(gomega.BeNumerically("~", 0, spec.Within(tr, labSlack)),
 						"re-resolution request %d should come with b2's failure at %s", i+1, trace.FormatT(f.T))
@@ -98,17 +98,9 @@ func ignoreReresolution() spec.Spec {
 
 // failures are the TRANSIENT_FAILURE reports of the subchannels for a.
 func failures(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	ids := map[string]bool{}
-	for _, e := range subchannelsFor(tr, a) {
-		ids[e.Subchannel] = true
-	}
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelState) {
-		if ids[e.Subchannel] && e.State == "TRANSIENT_FAILURE" {
-			out = append(out, e)
-		}
-	}
-	return out
+	return trace.Select(spec.SubchannelEvents(tr, spec.Addr(tr, a), trace.KindSubchannelState), func(e trace.Event) bool {
+		return e.State == "TRANSIENT_FAILURE"
+	})
 }
 
 // nestedPaths: priority over a weighted_target over two localities; each
@@ -133,7 +125,7 @@ func nestedPaths() spec.Spec {
 				expectNone(g, subchannelsFor(tr, "b3/ipv4"), "b3's path leads to p1, which is never used")
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					scs := subchannelsFor(tr, a)
-					g.Expect(scs).To(gomega.HaveLen(1), "p0 should receive %s once:%s", a, render(scs))
+					g.Expect(scs).To(gomega.HaveLen(1), "p0 should receive %s once:%s", a, spec.Render(scs))
 				}
 			}},
 			{Requirement: "A56-HIER-PATH-NESTED", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -173,11 +165,11 @@ func addressUpdateForwarded() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-UPDATE-FORWARDED", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b1"))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b1"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 should get b3 from the update")
 				g.Expect(scs[0].T).To(beAbout(moved, spec.Within(tr, labSlack)), "p0 should get b3 when the update arrives")
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "p1 was never needed")
 			}},
 			{Requirement: "A56-CHOOSE-IDEMPOTENT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -210,26 +202,26 @@ func updateChoosesOnce() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-UPDATE-CHOOSE-ONCE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0 is back in use before the update")
 				var update time.Duration
 				for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
-					if e.T > result(g, tr, "r2").T {
+					if e.T > spec.RPCResult(g, tr, "r2").T {
 						update = e.T
 						break
 					}
 				}
 				g.Expect(update).NotTo(gomega.BeZero(), "no second resolver update")
 				after := between(balancerStates(tr), update, time.Hour)
-				g.Expect(len(after)).To(gomega.Equal(1), "one choice for the whole update:%s", render(after))
+				g.Expect(len(after)).To(gomega.Equal(1), "one choice for the whole update:%s", spec.Render(after))
 				g.Expect(after[0].State).To(gomega.Equal("TRANSIENT_FAILURE"), "both children failed: the last priority's state")
-				g.Expect(result(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
+				g.Expect(spec.RPCResult(g, tr, "r3").Code).To(gomega.Equal("UNAVAILABLE"))
 			}},
 			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				d := timers(tr, timerDeactivation)
 				stops := ofTimer(d, trace.KindTimerStop)
-				g.Expect(stops).To(gomega.HaveLen(1), "the scan reaches p1 and reactivates it:%s", render(d))
-				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T))
-				g.Expect(stops[0].T).To(gomega.BeNumerically("<", started(g, tr, "r3")))
+				g.Expect(stops).To(gomega.HaveLen(1), "the scan reaches p1 and reactivates it:%s", spec.Render(d))
+				g.Expect(stops[0].T).To(gomega.BeNumerically(">", spec.RPCResult(g, tr, "r2").T))
+				g.Expect(stops[0].T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "r3")))
 			}},
 		},
 		Agreement: agreement(0, backoffSlack, lbKinds...),

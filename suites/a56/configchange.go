@@ -47,9 +47,9 @@ func shutdownsBefore(tr *trace.Trace, a scenario.Addr, t time.Duration) []trace.
 	return trace.Select(between(subchannelStates(tr, a), 0, t), trace.OfKind(trace.KindSubchannelShutdown))
 }
 
-// freshSYNs are the SYNs to a that are not retransmissions.
+// freshSYNs are the connection attempts to a (spec.AttemptsTo).
 func freshSYNs(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	return trace.Select(onAddr(tr, a, trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
+	return spec.AttemptsTo(tr.Events, spec.Addr(tr, a))
 }
 
 // configNameIsIdentity: p0 (b1) refuses, so p1 (b2) serves r1; at 200 ms the
@@ -77,10 +77,10 @@ func configNameIsIdentity() spec.Spec {
 			{Requirement: "A56-CONFIG-NAME-IS-IDENTITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
 				swap := configUpdates(g, tr, 1)[0]
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
-				r2 := result(g, tr, "r2")
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
+				r2 := spec.RPCResult(g, tr, "r2")
 				g.Expect(r2.Backend).To(gomega.Equal("b2"), "p1, now the highest priority and READY, serves")
-				g.Expect(r2.T-started(g, tr, "r2")).To(gomega.BeNumerically("<", 100*time.Millisecond),
+				g.Expect(r2.T-spec.RPCStart(g, tr, "r2")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"p1 is READY at once: it is the same child")
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).To(gomega.HaveLen(1), "p1 keeps its subchannel")
 				g.Expect(freshSYNs(tr, "b2/ipv4")).To(gomega.HaveLen(1), "p1 keeps its connection")
@@ -123,7 +123,7 @@ func removedThenReadded(name, revision string) *scenario.Scenario {
 // servedAsPlanned checks who served the four RPCs of removedThenReadded.
 func servedAsPlanned(g gomega.Gomega, tr *trace.Trace) {
 	for id, b := range map[string]string{"r1": "b1", "r2": "b2", "r3": "b2", "r4": "b1"} {
-		g.ExpectWithOffset(1, result(g, tr, id).Backend).To(gomega.Equal(b), "%s", id)
+		g.ExpectWithOffset(1, spec.RPCResult(g, tr, id).Backend).To(gomega.Equal(b), "%s", id)
 	}
 }
 
@@ -142,7 +142,7 @@ func removedChildSeed() spec.Spec {
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "p0, removed, is deactivated")
 				g.Expect(starts[0].T).To(beAbout(removed, slack), "p0 is deactivated when the config drops it")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout), "kept for 15 minutes")
-				end := result(g, tr, "r4").T
+				end := spec.RPCResult(g, tr, "r4").T
 				expectNone(g, shutdownsBefore(tr, "b1/ipv4", end), "p0 is kept, with its subchannel")
 				g.Expect(subchannelsFor(tr, "b1/ipv4")).To(gomega.HaveLen(1), "p0 is never rebuilt")
 			}},
@@ -162,13 +162,13 @@ func removedChildSeed() spec.Spec {
 						break
 					}
 				}
-				g.Expect(stop).NotTo(gomega.BeNil(), "p0 is reactivated once chosen:%s", render(d))
+				g.Expect(stop).NotTo(gomega.BeNil(), "p0 is reactivated once chosen:%s", spec.Render(d))
 				g.Expect(stop.Kind).To(gomega.Equal(trace.KindTimerStop))
 				g.Expect(stop.T).To(beAbout(chosen, slack), "p0 is reactivated when the config lists it first")
 				g.Expect(subchannelsFor(tr, "b1/ipv4")).To(gomega.HaveLen(1), "the same child, with the same subchannel")
 				g.Expect(freshSYNs(tr, "b1/ipv4")).To(gomega.HaveLen(1), "and the same connection")
-				r4 := result(g, tr, "r4")
-				g.Expect(r4.T-started(g, tr, "r4")).To(gomega.BeNumerically("<", 100*time.Millisecond), "p0 serves at once")
+				r4 := spec.RPCResult(g, tr, "r4")
+				g.Expect(r4.T-spec.RPCStart(g, tr, "r4")).To(gomega.BeNumerically("<", 100*time.Millisecond), "p0 serves at once")
 			}},
 		},
 		Agreement: configAgreement(),
@@ -199,11 +199,11 @@ func removedChildLatest() spec.Spec {
 				readded, chosen := cu[1], cu[2]
 				servedAsPlanned(g, tr)
 				scs := subchannelsFor(tr, "b1/ipv4")
-				g.Expect(scs).To(gomega.HaveLen(2), "p0 named again is a new child, with a new subchannel:%s", render(scs))
+				g.Expect(scs).To(gomega.HaveLen(2), "p0 named again is a new child, with a new subchannel:%s", spec.Render(scs))
 				g.Expect(scs[1].T).To(beAbout(chosen, slack), "created when choosing reaches it, not when named again")
 				expectNone(g, between(ofTimer(timers(tr, timerFailover), trace.KindTimerStart), readded, chosen),
 					"named below a READY priority, p0 is not created")
-				starts := between(ofTimer(timers(tr, timerFailover), trace.KindTimerStart), chosen, result(g, tr, "r4").T+1)
+				starts := between(ofTimer(timers(tr, timerFailover), trace.KindTimerStart), chosen, spec.RPCResult(g, tr, "r4").T+1)
 				g.Expect(starts).To(gomega.HaveLen(1), "the new p0 starts its failover timer")
 				g.Expect(freshSYNs(tr, "b1/ipv4")).To(gomega.HaveLen(2), "and opens a new connection")
 			}},

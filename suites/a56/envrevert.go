@@ -44,9 +44,9 @@ func removedChildEnvRevert() spec.Spec {
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "p0, removed, is deactivated, not destroyed")
 				g.Expect(starts[0].T).To(beAbout(removed, slack), "p0 is deactivated when the config drops it")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout), "kept for 15 minutes")
-				expectNone(g, shutdownsBefore(tr, "b1/ipv4", result(g, tr, "r4").T), "p0 is kept, with its subchannel")
+				expectNone(g, shutdownsBefore(tr, "b1/ipv4", spec.RPCResult(g, tr, "r4").T), "p0 is kept, with its subchannel")
 				g.Expect(subchannelsFor(tr, "b1/ipv4")).To(gomega.HaveLen(1), "named again, p0 is the same child")
-				g.Expect(between(timers(tr, timerFailover), chosen, result(g, tr, "r4").T+1)).To(gomega.BeEmpty(),
+				g.Expect(between(timers(tr, timerFailover), chosen, spec.RPCResult(g, tr, "r4").T+1)).To(gomega.BeEmpty(),
 					"p0 chosen again is reactivated, not created (a new child starts a failover timer)")
 			}},
 		},

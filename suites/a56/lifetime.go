@@ -42,19 +42,10 @@ func readyAgain(g gomega.Gomega, tr *trace.Trace) time.Duration {
 	return 0
 }
 
-// subchannelStates are the state reports of the subchannels for a.
+// subchannelStates are the state reports and shutdowns of the subchannels
+// for a.
 func subchannelStates(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	ids := map[string]bool{}
-	for _, e := range subchannelsFor(tr, a) {
-		ids[e.Subchannel] = true
-	}
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelState, trace.KindSubchannelShutdown) {
-		if ids[e.Subchannel] {
-			out = append(out, e)
-		}
-	}
-	return out
+	return spec.SubchannelEvents(tr, spec.Addr(tr, a), trace.KindSubchannelState, trace.KindSubchannelShutdown)
 }
 
 // returnToHigherThenReactivate: the primary comes back, so priority returns
@@ -72,10 +63,10 @@ func returnToHigherThenReactivate() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-CHOOSE-FIRST-READY-IDLE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				back := readyAgain(g, tr)
 				g.Expect(stateAt(tr, back+spec.Within(tr, labSlack))).To(gomega.Equal("READY"))
-				g.Expect(result(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0, READY again, is the first READY priority")
+				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "p0, READY again, is the first READY priority")
 			}},
 			{Requirement: "A56-DEACTIVATE-ON-HIGHER", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				back := readyAgain(g, tr)
@@ -83,7 +74,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				g.Expect(starts).To(gomega.HaveLen(1), "p1 deactivated once")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout))
 				g.Expect(starts[0].T).To(beAbout(back, spec.Within(tr, labSlack)), "p1 is deactivated when p0 is chosen again")
-				end := result(g, tr, "r3").T
+				end := spec.RPCResult(g, tr, "r3").T
 				for _, e := range between(subchannelStates(tr, "b2/ipv4"), 0, end) {
 					g.Expect(e.Kind).NotTo(gomega.Equal(trace.KindSubchannelShutdown), "deactivated, not destroyed: %s", e.String())
 				}
@@ -92,19 +83,19 @@ func returnToHigherThenReactivate() spec.Spec {
 				d := timers(tr, timerDeactivation)
 				expectNone(g, ofTimer(d, trace.KindTimerFire), "none expected")
 				stops := ofTimer(d, trace.KindTimerStop)
-				g.Expect(stops).NotTo(gomega.BeEmpty(), "reactivating p1 cancels its deactivation timer:%s", render(d))
-				g.Expect(stops[0].T).To(gomega.BeNumerically(">", result(g, tr, "r2").T), "p1 is reactivated when p0 fails")
-				g.Expect(stops[0].T).To(gomega.BeNumerically("<=", result(g, tr, "r3").T))
-				g.Expect(result(g, tr, "r3").Backend).To(gomega.Equal("b2"), "p0 failed: p1 serves again")
+				g.Expect(stops).NotTo(gomega.BeEmpty(), "reactivating p1 cancels its deactivation timer:%s", spec.Render(d))
+				g.Expect(stops[0].T).To(gomega.BeNumerically(">", spec.RPCResult(g, tr, "r2").T), "p1 is reactivated when p0 fails")
+				g.Expect(stops[0].T).To(gomega.BeNumerically("<=", spec.RPCResult(g, tr, "r3").T))
+				g.Expect(spec.RPCResult(g, tr, "r3").Backend).To(gomega.Equal("b2"), "p0 failed: p1 serves again")
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).To(gomega.HaveLen(1), "the same child, with the same subchannel")
 			}},
 			// r2, and so r3, are sent on priority's deactivation timer-start: the
 			// scenario runs as designed only where the policy's events are.
 			{Requirement: "A56-CHILD-STATE-KEPT", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				syns := trace.Select(onAddr(tr, "b2/ipv4", trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
-				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", render(syns))
-				r3 := result(g, tr, "r3")
-				g.Expect(r3.T-started(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
+				syns := freshSYNs(tr, "b2/ipv4")
+				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
+				r3 := spec.RPCResult(g, tr, "r3")
+				g.Expect(r3.T-spec.RPCStart(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"r3 is served as soon as p0 fails, by p1's saved picker")
 			}},
 			{Requirement: "A56-CHOOSE-WHEN", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -148,7 +139,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 				d := timers(tr, timerDeactivation)
 				starts, fires := ofTimer(d, trace.KindTimerStart), ofTimer(d, trace.KindTimerFire)
 				g.Expect(starts).To(gomega.HaveLen(1))
-				g.Expect(fires).To(gomega.HaveLen(1), "the deactivation timer should fire:%s", render(d))
+				g.Expect(fires).To(gomega.HaveLen(1), "the deactivation timer should fire:%s", spec.Render(d))
 				g.Expect(fires[0].T - starts[0].T).To(gomega.Equal(deactivationTimeout))
 				var gone []trace.Event
 				for _, e := range subchannelStates(tr, "b2/ipv4") {
@@ -158,7 +149,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 				}
 				g.Expect(gone).To(gomega.HaveLen(1), "destroying p1 shuts its subchannel down")
 				g.Expect(gone[0].T).To(gomega.Equal(fires[0].T), "p1 is destroyed when the timer fires, not before")
-				g.Expect(result(g, tr, "r3").Backend).To(gomega.Equal("b1"), "p0 still serves")
+				g.Expect(spec.RPCResult(g, tr, "r3").Backend).To(gomega.Equal("b1"), "p0 still serves")
 			}},
 		},
 	}

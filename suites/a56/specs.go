@@ -37,7 +37,6 @@ package a56
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -196,28 +195,6 @@ var lbKinds = []trace.Kind{
 // ---------------------------------------------------------------------------
 // Reading traces.
 
-// result is RPC id's result; the check fails if it has none.
-func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	for _, e := range spec.Of(tr, trace.KindRPCResult) {
-		if e.RPC == id {
-			return e
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "RPC %s has no result", id)
-	return trace.Event{}
-}
-
-// started is when RPC id was sent.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	for _, e := range spec.Of(tr, trace.KindRPCStart) {
-		if e.RPC == id {
-			return e.T
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "RPC %s was never sent", id)
-	return 0
-}
-
 // timers are the timer events (start, fire, stop) of one purpose.
 func timers(tr *trace.Trace, purpose string) []trace.Event {
 	var out []trace.Event
@@ -234,40 +211,17 @@ func ofTimer(evs []trace.Event, k trace.Kind) []trace.Event {
 	return trace.Select(evs, trace.OfKind(k))
 }
 
-// subchannelsFor are the subchannel-new events whose addresses include a.
+// subchannelsFor are the subchannel-new events of the subchannels for a.
 func subchannelsFor(tr *trace.Trace, a scenario.Addr) []trace.Event {
-	addr := spec.Addr(tr, a)
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
-		if slices.Contains(e.Addrs, addr) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-// onAddr are the events of kinds ks on address a.
-func onAddr(tr *trace.Trace, a scenario.Addr, ks ...trace.Kind) []trace.Event {
-	addr := spec.Addr(tr, a)
-	var out []trace.Event
-	for _, e := range spec.Of(tr, ks...) {
-		if e.Addr == addr {
-			out = append(out, e)
-		}
-	}
-	return out
+	return spec.SubchannelsOf(tr, spec.Addr(tr, a))
 }
 
 // firstSYN is the first (not retransmitted) SYN to a; the check fails if
 // there is none.
 func firstSYN(g gomega.Gomega, tr *trace.Trace, a scenario.Addr) trace.Event {
-	for _, e := range onAddr(tr, a, trace.KindSYN) {
-		if !e.Retransmit {
-			return e
-		}
-	}
-	g.Expect(false).To(gomega.BeTrue(), "no connection attempt to %s", a)
-	return trace.Event{}
+	syns := freshSYNs(tr, a)
+	g.ExpectWithOffset(1, syns).NotTo(gomega.BeEmpty(), "no connection attempt to %s", a)
+	return syns[0]
 }
 
 // balancerStates are the root policy's state reports.
@@ -312,17 +266,5 @@ func beAbout(want, tolerance time.Duration) gomega.OmegaMatcher {
 
 // expectNone fails the check, showing them, when there are events.
 func expectNone(g gomega.Gomega, evs []trace.Event, why string) {
-	g.ExpectWithOffset(1, len(evs)).To(gomega.BeZero(), "%s; found:%s", why, render(evs))
-}
-
-// render lists events one per line, for failure messages.
-func render(evs []trace.Event) string {
-	s := ""
-	for _, e := range evs {
-		s += "\n  " + e.String()
-	}
-	if s == "" {
-		return " (none)"
-	}
-	return s
+	g.ExpectWithOffset(1, len(evs)).To(gomega.BeZero(), "%s; found:%s", why, spec.Render(evs))
 }

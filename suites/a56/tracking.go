@@ -31,7 +31,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-ON-CREATE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				starts := ofTimer(timers(tr, timerFailover), trace.KindTimerStart)
-				g.Expect(starts).To(gomega.HaveLen(2), "one failover timer per child created:%s", render(starts))
+				g.Expect(starts).To(gomega.HaveLen(2), "one failover timer per child created:%s", spec.Render(starts))
 				for i, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					scs := subchannelsFor(tr, a)
 					g.Expect(scs).NotTo(gomega.BeEmpty(), "p%d was never created", i)
@@ -43,12 +43,12 @@ func failoverTimerDroppedPrimary() spec.Spec {
 			{Requirement: "A56-FAILOVER-TIMER-10S", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				f := timers(tr, timerFailover)
 				starts, fires := ofTimer(f, trace.KindTimerStart), ofTimer(f, trace.KindTimerFire)
-				g.Expect(fires).To(gomega.HaveLen(1), "p0's failover timer fires:%s", render(f))
+				g.Expect(fires).To(gomega.HaveLen(1), "p0's failover timer fires:%s", spec.Render(f))
 				g.Expect(fires[0].T - starts[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T-firstSYN(g, tr, "b1/ipv4").T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)),
 					"p1 is tried 10 s after p0")
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
-				g.Expect(result(g, tr, "r1").T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+10*time.Millisecond))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
+				g.Expect(spec.RPCResult(g, tr, "r1").T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+10*time.Millisecond))
 			}},
 			{Requirement: "A56-CHOOSE-PENDING-TIMER", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fire := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
@@ -104,7 +104,7 @@ const (
 func connectingTimers(g gomega.Gomega, tr *trace.Trace) []trace.Event {
 	f := timers(tr, timerFailover)
 	g.Expect(f).NotTo(gomega.BeEmpty())
-	return between(f, started(g, tr, "r1"), time.Hour)
+	return between(f, spec.RPCStart(g, tr, "r1"), time.Hour)
 }
 
 // repeatedConnectingSeed: the seed restarts the failover timer on the
@@ -119,13 +119,13 @@ func repeatedConnectingSeed() spec.Spec {
 				slack := spec.Within(tr, labSlack)
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
-				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", render(f))
+				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", spec.Render(f))
 				g.Expect(starts[0].T).To(beAbout(connectingAt, slack), "IDLE → CONNECTING starts the timer")
-				g.Expect(starts[1].T).To(beAbout(repeatAt, slack), "the repeated CONNECTING restarts it:%s", render(f))
+				g.Expect(starts[1].T).To(beAbout(repeatAt, slack), "the repeated CONNECTING restarts it:%s", spec.Render(f))
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
-				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", render(f))
-				r1 := result(g, tr, "r1")
+				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", spec.Render(f))
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(repeatAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the repeated CONNECTING")
 			}},
@@ -151,8 +151,8 @@ func repeatedConnectingLatest() spec.Spec {
 				expectNone(g, between(f, repeatAt-slack, repeatAt+slack+1), "the repeated CONNECTING leaves the timer alone")
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
-				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", render(f))
-				r1 := result(g, tr, "r1")
+				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", spec.Render(f))
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(connectingAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the change to CONNECTING")
 			}},
@@ -208,16 +208,16 @@ func timerFiresSeed() spec.Spec {
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("TRANSIENT_FAILURE"),
 					"p0 counts as TRANSIENT_FAILURE after its timer, so the channel fails")
 				expectNone(g, failures(tr, "b1/ipv4"), "p0's own pick_first is still CONNECTING: the failure is the timer's")
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
-				g.Expect(r1.T-started(g, tr, "r1")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond), "r1 fails at once")
+				g.Expect(r1.T-spec.RPCStart(g, tr, "r1")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond), "r1 fails at once")
 			}},
 			{Requirement: "A56-CHOOSE-LAST-FALLBACK", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
 				for _, e := range between(balancerStates(tr), failed+spec.Within(tr, labSlack), time.Hour) {
 					g.Expect(e.State).To(gomega.Equal("TRANSIENT_FAILURE"), "the last priority's state is reported: %s", e.String())
 				}
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
 				g.Expect(r1.Err).To(gomega.ContainSubstring(spec.Addr(tr, "b2/ipv4")), "r1 fails with p1's picker, whose error names b2")
 			}},
@@ -240,7 +240,7 @@ func timerFiresLatest() spec.Spec {
 				g.Expect(fires).To(gomega.HaveLen(1))
 				g.Expect(fires[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).NotTo(gomega.BeEmpty(), "the choice re-run at the timer reaches p1")
-				end := result(g, tr, "r1").T
+				end := spec.RPCResult(g, tr, "r1").T
 				for _, e := range between(balancerStates(tr), 0, end) {
 					g.Expect(e.State).NotTo(gomega.Equal("TRANSIENT_FAILURE"), "p0's state stays CONNECTING: %s", e.String())
 				}
@@ -249,9 +249,9 @@ func timerFiresLatest() spec.Spec {
 				failed := p1Failed(g, tr)
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("CONNECTING"),
 					"with p1 failed and no timer pending, the CONNECTING p0 is chosen")
-				r1 := result(g, tr, "r1")
+				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("DEADLINE_EXCEEDED"), "r1 waits on p0's queueing picker")
-				g.Expect(r1.T - started(g, tr, "r1")).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
+				g.Expect(r1.T - spec.RPCStart(g, tr, "r1")).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
 			}},
 		},
 		Agreement: agreement(p1Retries, labSlack, lbKinds...),
@@ -282,7 +282,7 @@ func connectingAfterTF() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-NOT-AFTER-TF", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(result(g, tr, "r1").Backend).To(gomega.Equal("b2"))
+				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 gets b3 and connects to it (round_robin: CONNECTING)")
 				after := between(tr.Events, grow, time.Hour)
@@ -290,9 +290,9 @@ func connectingAfterTF() spec.Spec {
 				for _, e := range balancerStates(&trace.Trace{Events: after}) {
 					g.Expect(e.State).To(gomega.Equal("READY"), "p1 stays in use: %s", e.String())
 				}
-				r2 := result(g, tr, "r2")
+				r2 := spec.RPCResult(g, tr, "r2")
 				g.Expect(r2.Backend).To(gomega.Equal("b2"))
-				g.Expect(r2.T - started(g, tr, "r2")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
+				g.Expect(r2.T - spec.RPCStart(g, tr, "r2")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
 			}},
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),

@@ -1,7 +1,6 @@
 package a61
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -41,17 +40,17 @@ func heThreeDropped() spec.Spec {
 				// Overlapping, not serial: no attempt had failed when the
 				// next one started, so all three were in flight at once.
 				for _, a := range want {
-					g.Expect(failures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
+					g.Expect(spec.ConnectionFailures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
 				}
 			}},
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				last := spec.Addr(tr, "b3/ipv4")
 				as := attempts(tr, 0)
-				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:\n%v", as)
+				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:%s", spec.Render(as))
 				g.Expect(as[2].Addr).To(gomega.Equal(last))
 				if starts := spec.Of(tr, trace.KindTimerStart); len(spec.Of(tr, trace.KindSubchannelNew)) > 0 {
 					// Where the policy's timers are visible: one per address but the last.
-					g.Expect(starts).To(gomega.HaveLen(2), "timers:\n%s", render(starts))
+					g.Expect(starts).To(gomega.HaveLen(2), "timers:%s", spec.Render(starts))
 				}
 			}},
 		},
@@ -117,7 +116,7 @@ func heAllRefused() spec.Spec {
 				first := firstFailure(tr, spec.Addr(tr, "b1/ipv6"))
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
 				g.Expect(first).To(gomega.BeNumerically("<", end), "the addresses should fail one after the other")
-				during := trace.Select(rootStates(tr), func(e trace.Event) bool { return e.T >= first && e.T < end })
+				during := trace.Select(spec.ChannelStates(tr), func(e trace.Event) bool { return e.T >= first && e.T < end })
 				g.Expect(during).NotTo(gomega.ContainElement(gomega.HaveField("State", "TRANSIENT_FAILURE")),
 					"after b1/ipv6 failed and before b1/ipv4 did")
 			}},
@@ -130,7 +129,7 @@ func heAllRefused() spec.Spec {
 					// own (one per failure in grpc-go): the policy's is
 					// one of those at the end of the pass.
 					atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= spec.Within(tr, 10*time.Millisecond) })
-					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:\n%s", trace.FormatT(end), render(rr))
+					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:%s", trace.FormatT(end), spec.Render(rr))
 					return
 				}
 				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
@@ -182,7 +181,7 @@ func heAllRefused() spec.Spec {
 					return
 				}
 				rr := spec.ReResolutions(tr)
-				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:\n%s", render(rr))
+				g.Expect(rr).To(gomega.HaveLen(2), "re-resolutions: at the end of the pass, and after the second round's two failures:%s", spec.Render(rr))
 				tfs := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.State == "TRANSIENT_FAILURE" && e.T > rr[0].T && e.T <= rr[1].T
 				})
@@ -279,7 +278,7 @@ func heTurnIdle() spec.Spec {
 					g.Expect(at[0]-refused).To(gomega.BeNumerically(">", maxFirstBackoff), "b1's backoff was over when the pass reached it")
 					return
 				}
-				b1 := subchannelEvents(tr, want[3], trace.KindSubchannelState)
+				b1 := spec.SubchannelEvents(tr, want[3], trace.KindSubchannelState)
 				var atStart, idle string
 				var idleAt time.Duration
 				for _, e := range b1 {
@@ -299,14 +298,14 @@ func heTurnIdle() spec.Spec {
 			{Requirement: "A61-HE-READY-DROPS-OTHERS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				var ready time.Duration
-				for _, e := range subchannelEvents(tr, b1, trace.KindSubchannelState) {
+				for _, e := range spec.SubchannelEvents(tr, b1, trace.KindSubchannelState) {
 					if e.State == "READY" {
 						ready = e.T
 					}
 				}
 				g.Expect(ready).NotTo(gomega.BeZero(), "b1 never READY")
 				for _, other := range addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4") {
-					sd := subchannelEvents(tr, other, trace.KindSubchannelShutdown)
+					sd := spec.SubchannelEvents(tr, other, trace.KindSubchannelShutdown)
 					g.Expect(sd).NotTo(gomega.BeEmpty(), "%s's attempt is still in flight", other)
 					g.Expect(sd[0].T-ready).To(gomega.And(gomega.BeNumerically(">=", 0),
 						gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond))),
@@ -354,7 +353,7 @@ func heNewList() spec.Spec {
 					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "%s is CONNECTING: no new attempt", a)
 					// The policy's requests, where the trace has them (a
 					// request to a CONNECTING subchannel makes no SYN).
-					connects := trace.Select(subchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
+					connects := trace.Select(spec.SubchannelEvents(tr, a, trace.KindSubchannelConnect), func(e trace.Event) bool { return e.T >= up })
 					g.Expect(connects).To(gomega.BeEmpty(), "%s is CONNECTING: no new connection request", a)
 				}
 			}},
@@ -375,22 +374,13 @@ const (
 // n: a request within 10 ms of that failure. The channel's requests may
 // include the subchannels' own, so it does not count them.
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n int, as ...string) {
-	var fs []time.Duration
-	for _, a := range as {
-		for _, t := range spec.Refusals(tr, a) {
-			if t > end {
-				fs = append(fs, t)
-			}
-		}
-	}
-	slices.Sort(fs)
+	reached := spec.FailureCountReached(tr, end, n, as...)
 	rr := spec.ReResolutions(tr)
-	g.ExpectWithOffset(1, len(fs)).To(gomega.BeNumerically(">=", n), "failures after the pass: a round of %d should complete", n)
-	for k := n - 1; k < len(fs); k += n {
-		t := fs[k]
+	g.ExpectWithOffset(1, reached).NotTo(gomega.BeEmpty(), "failures after the pass: a round of %d should complete", n)
+	for i, t := range reached {
 		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= t && e.T-t <= spec.Within(tr, 10*time.Millisecond) })
-		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:\n%s",
-			k+1, trace.FormatT(t), render(rr))
+		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:%s",
+			(i+1)*n, trace.FormatT(t), spec.Render(rr))
 	}
 }
 
@@ -410,31 +400,15 @@ func passEnd(g gomega.Gomega, tr *trace.Trace, as ...scenario.Addr) time.Duratio
 // a subchannel of addr first reported TRANSIENT_FAILURE or, in a trace
 // without the policy's events, the capture saw the attempt refused.
 func firstFailure(tr *trace.Trace, addr string) time.Duration {
-	if fs := failures(tr, addr); len(fs) > 0 {
+	if fs := spec.ConnectionFailures(tr, addr); len(fs) > 0 {
 		return fs[0]
 	}
 	return -1
 }
 
-// failures are the times connection attempts to addr failed: its
-// subchannels' TRANSIENT_FAILURE reports, or, in a trace without the
-// policy's events, the refusals the capture saw (spec.Refusals).
-func failures(tr *trace.Trace, addr string) []time.Duration {
-	if !spec.HasPolicy(tr) {
-		return spec.Refusals(tr, addr)
-	}
-	var out []time.Duration
-	for _, e := range subchannelEvents(tr, addr, trace.KindSubchannelState) {
-		if e.State == "TRANSIENT_FAILURE" {
-			out = append(out, e.T)
-		}
-	}
-	return out
-}
-
 // firstState is the root policy's first report of state st, or nil.
 func firstState(tr *trace.Trace, st string) *trace.Event {
-	for _, e := range rootStates(tr) {
+	for _, e := range spec.ChannelStates(tr) {
 		if e.State == st {
 			return &e
 		}

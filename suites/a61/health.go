@@ -40,7 +40,7 @@ func healthUnhealthyIsTF() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-HEALTH-UNHEALTHY-IS-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				var during []string
-				for _, e := range rootStates(tr) {
+				for _, e := range spec.ChannelStates(tr) {
 					if e.T >= 100*time.Millisecond && e.T < 300*time.Millisecond {
 						during = append(during, e.State)
 					}
@@ -53,10 +53,10 @@ func healthUnhealthyIsTF() spec.Spec {
 			}},
 			{Requirement: "A61-HEALTH-RAW-STATE-CONNECTS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
-				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelShutdown)).To(gomega.BeEmpty(), "b1's connection is kept")
-				g.Expect(subchannelEvents(tr, b1, trace.KindSubchannelNew)).To(gomega.HaveLen(1))
+				g.Expect(spec.SubchannelEvents(tr, b1, trace.KindSubchannelShutdown)).To(gomega.BeEmpty(), "b1's connection is kept")
+				g.Expect(spec.SubchannelEvents(tr, b1, trace.KindSubchannelNew)).To(gomega.HaveLen(1))
 				g.Expect(attemptsTo(tr, b1, 0)).To(gomega.HaveLen(1), "no reconnection")
-				states := rootStates(tr)
+				states := spec.ChannelStates(tr)
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"), "healthy again at 300 ms, on the same connection")
 			}},
 			{Requirement: "A61-HEALTH-WATCH-CHOSEN", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -102,7 +102,7 @@ func healthPickFirstAlone() spec.Spec {
 			}},
 			{Requirement: "A61-HEALTH-NONE-IS-RAW", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				var states []string
-				for _, e := range rootStates(tr) {
+				for _, e := range spec.ChannelStates(tr) {
 					states = append(states, e.State)
 				}
 				g.Expect(states).To(gomega.Equal([]string{"CONNECTING", "READY"}), "the raw connectivity state, whatever the health service says")

@@ -3,7 +3,6 @@ package a61
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/compare"
@@ -13,38 +12,23 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
-// attempt is one connection attempt: a SYN that is not a retransmission.
-type attempt struct {
-	T    time.Duration
-	Addr string
+// attempts are tr's connection attempts (spec.Attempts) from `from` on.
+func attempts(tr *trace.Trace, from time.Duration) []trace.Event {
+	return trace.Select(spec.Attempts(tr.Events), func(e trace.Event) bool { return e.T >= from })
 }
 
-// attempts returns tr's connection attempts from `from` on, in time order.
-// Both modes capture SYNs (the simulator models them), so both see them.
-func attempts(tr *trace.Trace, from time.Duration) []attempt {
-	var out []attempt
-	for _, e := range spec.Of(tr, trace.KindSYN) {
-		if e.T >= from && !e.Retransmit {
-			out = append(out, attempt{e.T, e.Addr})
-		}
-	}
-	return out
-}
-
-// attemptsTo returns the times of the connection attempts to addr from
-// `from` on.
+// attemptsTo are the times of the connection attempts to addr from `from`
+// on.
 func attemptsTo(tr *trace.Trace, addr string, from time.Duration) []time.Duration {
 	var out []time.Duration
-	for _, a := range attempts(tr, from) {
-		if a.Addr == addr {
-			out = append(out, a.T)
-		}
+	for _, e := range spec.AttemptsTo(attempts(tr, from), addr) {
+		out = append(out, e.T)
 	}
 	return out
 }
 
 // order is the addresses of as in order of their first attempt, each once.
-func order(as []attempt) []string {
+func order(as []trace.Event) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, a := range as {
@@ -88,31 +72,6 @@ func nthUpdate(tr *trace.Trace, n int) time.Duration {
 	return ups[n-1].T
 }
 
-// rootStates are the channel's states as its policy drove them: the root
-// policy's balancer-state events, or, in a trace without the policy's
-// events, the driver's channel-state (spec.ChannelStates).
-func rootStates(tr *trace.Trace) []trace.Event {
-	return spec.ChannelStates(tr)
-}
-
-// subchannelAddrs maps each subchannel id to its (first) address, from the
-// subchannel-new events.
-func subchannelAddrs(tr *trace.Trace) map[string]string {
-	m := map[string]string{}
-	for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
-		if len(e.Addrs) > 0 {
-			m[e.Subchannel] = e.Addrs[0]
-		}
-	}
-	return m
-}
-
-// subchannelEvents returns the events of kind k on subchannels of addr.
-func subchannelEvents(tr *trace.Trace, addr string, k trace.Kind) []trace.Event {
-	scs := subchannelAddrs(tr)
-	return trace.Select(tr.Events, trace.OfKind(k), func(e trace.Event) bool { return scs[e.Subchannel] == addr })
-}
-
 // connectionsPerBackend counts, per backend, the connections it accepted:
 // the backends' accept events in the lab; in the simulator, which has no
 // backend events, the SYN-ACKs (a TCP connection established) per backend
@@ -132,15 +91,6 @@ func connectionsPerBackend(tr *trace.Trace) map[string]int {
 		}
 	}
 	return n
-}
-
-// render lists events one per line for a failure message.
-func render(evs []trace.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString("  " + e.String() + "\n")
-	}
-	return b.String()
 }
 
 // firstPassSYNs selects the connection attempts made before cut: the part

@@ -9,7 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -30,7 +30,7 @@ const (
 //
 // The lab backends always answer OK, so failures are made by the client:
 // RPCs steered to one address with the session cookie
-// (overridehost.EncodeCookie; outlier_detection sits above
+// (session.Cookie; outlier_detection sits above
 // xds_override_host, so it counts them) and given a deadline shorter than
 // the simulated round trip (1 ms) end DEADLINE_EXCEEDED after the pick.
 // e1 gets 3 failures on b1 and 1 success and 3 failures on b2: 7 requests,
@@ -58,13 +58,13 @@ func xdsODPerEndpoint() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
-	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session(b2))
-	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
-	odSend(b, 1200*time.Millisecond, "c", 3, session(b2), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session.Cookie(b2))
+	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
+	odSend(b, 1200*time.Millisecond, "c", 3, session.Cookie(b2), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	odSend(b, 2500*time.Millisecond, "n", 4)
 	odSend(b, 4500*time.Millisecond, "m", 4)
 	s := b.End(5 * time.Second).MustBuild()
@@ -78,7 +78,7 @@ func xdsODPerEndpoint() spec.Spec {
 			{Requirement: "A61-OD-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectResults(g, tr, "w1", "b2")
 				for _, id := range []string{"a1", "a2", "a3", "c1", "c2", "c3"} {
-					expectFailed(g, tr, id)
+					spec.ExpectFailed(g, tr, id)
 				}
 				for _, id := range []string{"h1", "h2", "h3", "h4", "h5", "h6"} {
 					expectResults(g, tr, id, "b3")
@@ -90,7 +90,7 @@ func xdsODPerEndpoint() spec.Spec {
 			{Requirement: "A61-OD-EJECT-VIA-HEALTH", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				got := map[string]int{}
 				for _, id := range []string{"m1", "m2", "m3", "m4"} {
-					got[servedBy(g, tr, id)]++
+					got[spec.ServedBy(g, tr, id)]++
 				}
 				g.Expect(got).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}), "un-ejected, e1 (b1) takes its share again")
 			}},
@@ -99,12 +99,12 @@ func xdsODPerEndpoint() spec.Spec {
 				news := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
 					return len(e.Addrs) > 0 && e.Addrs[0] == a1
 				})
-				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:\n%s", render(news))
+				g.Expect(news).To(gomega.HaveLen(1), "pick_first keeps its one subchannel to b1 through the ejection:%s", spec.Render(news))
 				sc := news[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState, trace.KindSubchannelShutdown), func(e trace.Event) bool {
 					return e.Subchannel == sc && e.T >= time.Second && e.T < tr.Header.Scenario.End
 				})
-				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):\n%s", render(st))
+				g.Expect(st).To(gomega.BeEmpty(), "b1's connection should stay READY while e1 is ejected (ejection is a health signal):%s", spec.Render(st))
 				var m []trace.Event
 				for _, id := range []string{"m1", "m2", "m3", "m4"} {
 					m = append(m, trace.Select(tr.Events, trace.OfKind(trace.KindPick), func(e trace.Event) bool { return e.RPC == id && e.Addr == a1 })...)
@@ -140,11 +140,11 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), la))
-	odSend(b, 1100*time.Millisecond, "a", 6, session(b1), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, 1100*time.Millisecond, "a", 6, session.Cookie(b1), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	b.At(2100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
 	odSend(b, 2500*time.Millisecond, "n", 4)
 	odSend(b, 4500*time.Millisecond, "m", 4)
@@ -156,24 +156,24 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Modes:    []trace.Mode{spec.Sim},
 		Checks: []spec.Check{
 			{Requirement: "A61-OD-EJECT-ALL-ADDRESSES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				for _, id := range rpcIDs("a", 6) {
-					expectFailed(g, tr, id)
+				for _, id := range spec.RPCIDs("a", 6) {
+					spec.ExpectFailed(g, tr, id)
 				}
-				for _, id := range rpcIDs("n", 4) {
+				for _, id := range spec.RPCIDs("n", 4) {
 					expectResults(g, tr, id, "b3")
 				}
-				g.Expect(servedCounts(g, tr, rpcIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b2": 2, "b3": 2}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b2": 2, "b3": 2}),
 					"un-ejected, e1 takes its share again, over b2")
 			}},
 			{Requirement: "A61-OD-EJECT-ALL-ADDRESSES", Needs: []trace.Source{trace.SourcePolicy}, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				a2 := spec.Addr(tr, "b2/ipv4")
-				ready := subchannelEvents(tr, a2, trace.KindSubchannelState)
+				ready := spec.SubchannelEvents(tr, a2, trace.KindSubchannelState)
 				ready = trace.Select(ready, func(e trace.Event) bool { return e.State == "READY" })
 				g.Expect(ready).NotTo(gomega.BeEmpty(), "e1 should reconnect over b2 after b1 went down")
 				g.Expect(ready[0].T).To(gomega.BeNumerically("<", 2500*time.Millisecond),
 					"b2's subchannel should be READY before the RPCs at 2.5 s, while e1 is ejected")
-				picks := trace.Select(subchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
-				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:\n%s", render(picks))
+				picks := trace.Select(spec.SubchannelEvents(tr, a2, trace.KindPick), func(e trace.Event) bool { return e.T < 4*time.Second })
+				g.Expect(picks).To(gomega.BeEmpty(), "no RPC should be picked on b2 while e1 is ejected:%s", spec.Render(picks))
 			}},
 		},
 	}
@@ -207,13 +207,13 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(odCluster(), oneLocality("eds1", e1, e2)))
-	odSend(b, 1100*time.Millisecond, "a", 3, session(b1), odFail)
-	odSend(b, 1300*time.Millisecond, "h", 6, session(b3))
+	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
+	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	b.At(1500*time.Millisecond, xdsResources(odCluster(), oneLocality("eds1", h1, h2)))
-	odSend(b, 1600*time.Millisecond, "f", 3, session(b1), odFail)
+	odSend(b, 1600*time.Millisecond, "f", 3, session.Cookie(b1), odFail)
 	odSend(b, 2100*time.Millisecond, "p", 4)
 	b.At(2200*time.Millisecond, xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2)))
 	odSend(b, 2500*time.Millisecond, "n", 4)
@@ -227,16 +227,16 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-OD-KEYS-ADDRESSES-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, v := range []string{"1", "2", "3"} {
-					g.Expect(acked(tr, typeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:\n%s", v, render(xdsAll(tr)))
+					g.Expect(spec.ACKed(tr, spec.TypeEDS, v)).To(gomega.BeTrue(), "EDS version %s should be ACKed:%s", v, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 				}
-				for _, id := range append(rpcIDs("a", 3), rpcIDs("f", 3)...) {
-					expectFailed(g, tr, id)
+				for _, id := range append(spec.RPCIDs("a", 3), spec.RPCIDs("f", 3)...) {
+					spec.ExpectFailed(g, tr, id)
 				}
-				g.Expect(servedCounts(g, tr, rpcIDs("p", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("p", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
 					"the 2 s sweep should eject e1: its failures before and after its attributes changed are one count")
-				g.Expect(servedCounts(g, tr, rpcIDs("n", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("n", 4)...)).To(gomega.Equal(map[string]int{"b3": 4}),
 					"e1 should stay ejected when its locality and health status change")
-				g.Expect(servedCounts(g, tr, rpcIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}),
+				g.Expect(servedCounts(g, tr, spec.RPCIDs("m", 4)...)).To(gomega.Equal(map[string]int{"b1": 2, "b3": 2}),
 					"un-ejected at the 4 s sweep, e1 takes its share again")
 			}},
 		},
@@ -247,7 +247,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 func servedCounts(g gomega.Gomega, tr *trace.Trace, ids ...string) map[string]int {
 	got := map[string]int{}
 	for _, id := range ids {
-		got[servedBy(g, tr, id)]++
+		got[spec.ServedBy(g, tr, id)]++
 	}
 	return got
 }
@@ -262,13 +262,6 @@ func odCluster() scenario.XDSCluster {
 			Interval: odInterval, BaseEjectionTime: odBase, MaxEjectionPercent: 50,
 			FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 6},
 		}}
-}
-
-// session steers an RPC to addr with the session cookie
-// (overridehost.EncodeCookie): outlier_detection sits above
-// xds_override_host, so it counts the RPC.
-func session(addr string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie([]string{addr}, ""))
 }
 
 // odFail is a deadline shorter than the simulated round trip (1 ms): the
@@ -287,20 +280,5 @@ func odSend(b *scenario.Builder, at time.Duration, prefix string, n int, opts ..
 
 // expectResults checks that RPC id was answered by backend.
 func expectResults(g gomega.Gomega, tr *trace.Trace, id, backend string) {
-	g.ExpectWithOffset(1, servedBy(g, tr, id)).To(gomega.Equal(backend), "RPC %s", id)
-}
-
-// servedBy is the backend that answered RPC id, which must have succeeded.
-func servedBy(g gomega.Gomega, tr *trace.Trace, id string) string {
-	r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.ExpectWithOffset(2, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	g.ExpectWithOffset(2, r[0].Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should succeed: %s", id, r[0].Err)
-	return r[0].Backend
-}
-
-// expectFailed checks that RPC id has one result, a failure.
-func expectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
-	r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	g.ExpectWithOffset(1, r[0].Code).NotTo(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should fail", id)
+	g.ExpectWithOffset(1, spec.ServedBy(g, tr, id)).To(gomega.Equal(backend), "RPC %s", id)
 }

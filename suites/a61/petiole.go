@@ -187,7 +187,7 @@ func rrChangedSet() spec.Spec {
 				up := nthUpdate(tr, 2)
 				b2 := spec.Addr(tr, "b2/ipv6")
 				var olds, news []trace.Event
-				for _, e := range subchannelEvents(tr, b2, trace.KindSubchannelNew) {
+				for _, e := range spec.SubchannelEvents(tr, b2, trace.KindSubchannelNew) {
 					if e.T < up {
 						olds = append(olds, e)
 					} else {
@@ -206,9 +206,9 @@ func rrChangedSet() spec.Spec {
 				up, end := nthUpdate(tr, 2), tr.Header.Scenario.End // the channel's close shuts down everything
 				for _, a := range addrs(tr, "b1/ipv6", "b1/ipv4") {
 					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "b1's endpoint is on both lists: kept, with its connection")
-					g.Expect(trace.Select(subchannelEvents(tr, a, trace.KindSubchannelNew), func(e trace.Event) bool { return e.T >= up })).
+					g.Expect(trace.Select(spec.SubchannelEvents(tr, a, trace.KindSubchannelNew), func(e trace.Event) bool { return e.T >= up })).
 						To(gomega.BeEmpty(), "b1's endpoint is on both lists: kept")
-					g.Expect(trace.Select(subchannelEvents(tr, a, trace.KindSubchannelShutdown), func(e trace.Event) bool { return e.T >= up && e.T < end })).
+					g.Expect(trace.Select(spec.SubchannelEvents(tr, a, trace.KindSubchannelShutdown), func(e trace.Event) bool { return e.T >= up && e.T < end })).
 						To(gomega.BeEmpty(), "b1's endpoint is on both lists: kept")
 				}
 				g.Expect(connectionsPerBackend(tr)["b1"]).To(gomega.Equal(1))

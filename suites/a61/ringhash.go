@@ -38,8 +38,8 @@ func rhLazy() spec.Spec {
 				if !spec.HasPolicy(tr) {
 					// From outside: only the wanted endpoint's backend is
 					// connected to, on its first address.
-					syns := trace.Select(spec.Of(tr, trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit })
-					g.Expect(syns).To(gomega.HaveLen(1), "one endpoint wanted: one connection attempt (its first address answers):\n%s", render(syns))
+					syns := spec.Attempts(tr.Events)
+					g.Expect(syns).To(gomega.HaveLen(1), "one endpoint wanted: one connection attempt (its first address answers):%s", spec.Render(syns))
 					return
 				}
 				g.Expect(spec.Of(tr, trace.KindSubchannelNew)).To(gomega.HaveLen(1), "one endpoint wanted: one subchannel (its first address answers)")

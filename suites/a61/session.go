@@ -9,7 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -18,16 +18,6 @@ const sectionSSA = "Changes to Stateful Session Affinity"
 
 // ssaPolicy is the Needs of a check that reads xds_override_host's picks.
 var ssaPolicy = []trace.Source{trace.SourcePolicy}
-
-// cookieOf puts an RPC in a session whose cookie lists addrs, in order
-// (conform's stand-in for the StatefulSession filter: reference/overridehost).
-// No addresses: a session without a cookie yet.
-func cookieOf(addrs ...string) scenario.RPCOption {
-	if len(addrs) == 0 {
-		return scenario.Metadata(overridehost.SessionHeader, "")
-	}
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie(addrs, ""))
-}
 
 // ssaEndpoint is an EDS endpoint: addr with additional_addresses more.
 func ssaEndpoint(addr scenario.Addr, more ...scenario.Addr) scenario.XDSEndpoint {
@@ -87,22 +77,22 @@ func xdsSessionAddressLists() spec.Spec {
 			"[b2/ipv4, b2/ipv6] at 2.5 s; at 5 s b2 is [b2/ipv4]; [b2/ipv6, b2/ipv4], [b2/ipv6]").
 		Backend("b1", scenario.Dual).
 		Backend("b2", scenario.Dual).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
 		At(0, ssaResources(ssaEndpoint("b2/ipv6", "b2/ipv4")))
-	ssaRPC(b, time.Second, "c1", cookieOf())
-	ssaRPC(b, 1100*time.Millisecond, "s1", cookieOf(b2v6, b2v4))
-	ssaRPC(b, 1200*time.Millisecond, "s2", cookieOf(b2v4, b2v6))
-	ssaRPC(b, 1300*time.Millisecond, "k1", cookieOf(b2v4), scenario.Deadline(500*time.Millisecond))
+	ssaRPC(b, time.Second, "c1", session.WithoutCookie())
+	ssaRPC(b, 1100*time.Millisecond, "s1", session.Cookie(b2v6, b2v4))
+	ssaRPC(b, 1200*time.Millisecond, "s2", session.Cookie(b2v4, b2v6))
+	ssaRPC(b, 1300*time.Millisecond, "k1", session.Cookie(b2v4), scenario.Deadline(500*time.Millisecond))
 	b.At(2*time.Second, scenario.Fault("b2/ipv6", scenario.Down))
 	b.At(2200*time.Millisecond, scenario.Clear("b2/ipv6"))
-	ssaRPC(b, 2500*time.Millisecond, "i1", cookieOf(b2v4, b2v6))
+	ssaRPC(b, 2500*time.Millisecond, "i1", session.Cookie(b2v4, b2v6))
 	b.At(3*time.Second, scenario.Clear("b2/ipv4"))
 	b.At(5*time.Second, ssaResources(ssaEndpoint("b2/ipv4")))
-	ssaRPC(b, 5500*time.Millisecond, "s3", cookieOf(b2v6, b2v4))
-	ssaRPC(b, 5600*time.Millisecond, "o1", cookieOf(b2v6))
+	ssaRPC(b, 5500*time.Millisecond, "s3", session.Cookie(b2v6, b2v4))
+	ssaRPC(b, 5600*time.Millisecond, "o1", session.Cookie(b2v6))
 	s := b.After(scenario.On("rpc-result").WithRPC("o1"), scenario.Finish()).
 		End(8 * time.Second).
 		MustBuild()
@@ -115,7 +105,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-SSA-COOKIE-ADDRESS-LIST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"s1", "s2", "i1"} {
-					g.Expect(servedBy(g, tr, id)).To(gomega.Equal("b2"),
+					g.Expect(spec.ServedBy(g, tr, id)).To(gomega.Equal("b2"),
 						"%s's cookie lists b2's two addresses, comma-separated: it should reach b2, which only a session reaches", id)
 				}
 			}},
@@ -187,8 +177,8 @@ func expectAddressRemoved(g gomega.Gomega, tr *trace.Trace) {
 // listing b2/ipv6 and b2/ipv4 still reaches b2 (through b2/ipv4), while a
 // cookie naming b2/ipv6 alone goes to the child (b1).
 func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(servedBy(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
-	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
+	g.Expect(spec.ServedBy(g, tr, "s3")).To(gomega.Equal("b2"), "the cookie [b2/ipv6, b2/ipv4] should keep the session on b2")
+	g.Expect(spec.ServedBy(g, tr, "o1")).To(gomega.Equal("b1"), "a cookie naming only the removed address has nothing to follow: the child (b1)")
 }
 
 // expectPickOrder, from outside: s2 reaches b2 (the READY address later in
@@ -197,56 +187,38 @@ func expectSurvivesRemoval(g gomega.Gomega, tr *trace.Trace) {
 // CONNECTING b2/ipv4 waited on); o1, naming no address in the map, goes to
 // the child.
 func expectPickOrder(g gomega.Gomega, tr *trace.Trace) {
-	g.Expect(servedBy(g, tr, "s2")).To(gomega.Equal("b2"))
-	g.Expect(servedBy(g, tr, "i1")).To(gomega.Equal("b2"))
+	g.Expect(spec.ServedBy(g, tr, "s2")).To(gomega.Equal("b2"))
+	g.Expect(spec.ServedBy(g, tr, "i1")).To(gomega.Equal("b2"))
 	clear := trace.Select(tr.Events, trace.OfKind(trace.KindFaultClear), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b2/ipv4") })
 	g.Expect(clear).NotTo(gomega.BeEmpty())
-	g.Expect(resultAt(g, tr, "i1")).To(gomega.BeNumerically("<", clear[0].T),
+	g.Expect(spec.RPCResult(g, tr, "i1").T).To(gomega.BeNumerically("<", clear[0].T),
 		"i1 should be served through b2/ipv6 (IDLE, connected by the pick) before b2/ipv4 (CONNECTING, dropped until %s) could be", trace.FormatT(clear[0].T))
-	g.Expect(servedBy(g, tr, "o1")).To(gomega.Equal("b1"))
+	g.Expect(spec.ServedBy(g, tr, "o1")).To(gomega.Equal("b1"))
 }
 
 // expectIdleBeforeConnecting: s2 is picked at once on b2/ipv6's READY
 // subchannel; i1 finds b2/ipv4 CONNECTING and b2/ipv6 IDLE: its pick
 // queues and asks b2/ipv6's subchannel to connect, and i1 goes there.
 func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
-	v6 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv6"), trace.KindSubchannelNew)
-	v4 := subchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
-	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:\n%s", render(v6))
-	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:\n%s", render(v4))
+	v6 := spec.SubchannelEvents(tr, spec.Addr(tr, "b2/ipv6"), trace.KindSubchannelNew)
+	v4 := spec.SubchannelEvents(tr, spec.Addr(tr, "b2/ipv4"), trace.KindSubchannelNew)
+	g.Expect(v6).To(gomega.HaveLen(1), "one subchannel for b2/ipv6:%s", spec.Render(v6))
+	g.Expect(v4).To(gomega.HaveLen(1), "one subchannel for b2/ipv4:%s", spec.Render(v4))
 	s2 := spec.PicksOf(tr, "s2")
-	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:\n%s", render(s2))
+	g.Expect(s2).To(gomega.HaveLen(1), "s2 is picked at once:%s", spec.Render(s2))
 	g.Expect(s2[0].Subchannel).To(gomega.Equal(v6[0].Subchannel), "s2 goes to b2/ipv6's READY subchannel, second in its cookie")
-	i1 := started(g, tr, "i1")
-	g.Expect(stateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
-	g.Expect(stateBefore(tr, v4[0].Subchannel, i1)).To(gomega.Equal("CONNECTING"), "b2/ipv4's subchannel is CONNECTING when i1 is sent")
+	i1 := spec.RPCStart(g, tr, "i1")
+	g.Expect(spec.SubchannelStateBefore(tr, v6[0].Subchannel, i1)).To(gomega.Equal("IDLE"), "b2/ipv6's subchannel is IDLE when i1 is sent")
+	g.Expect(spec.SubchannelStateBefore(tr, v4[0].Subchannel, i1)).To(gomega.Equal("CONNECTING"), "b2/ipv4's subchannel is CONNECTING when i1 is sent")
 	conn := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelConnect), func(e trace.Event) bool {
 		return e.Subchannel == v6[0].Subchannel && e.T >= i1
 	})
 	g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b2/ipv6's IDLE subchannel to connect")
 	g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 	p := spec.PicksOf(tr, "i1")
-	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
-	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
-	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:\n%s", render(p))
-}
-
-// resultAt is the time of RPC id's result.
-func resultAt(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	r := rpcResults(tr, id)
-	g.ExpectWithOffset(1, r).To(gomega.HaveLen(1), "RPC %s should have one result", id)
-	return r[0].T
-}
-
-func rpcResults(tr *trace.Trace, id string) []trace.Event {
-	return trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-}
-
-// started is the time RPC id was sent.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
-	g.ExpectWithOffset(1, evs).NotTo(gomega.BeEmpty(), "RPC %s should have been sent", id)
-	return evs[0].T
+	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))
+	g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:%s", spec.Render(p))
+	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(v6[0].Subchannel), "i1 goes to b2/ipv6:%s", spec.Render(p))
 }
 
 // completedPick is the pick that carried RPC id: its last, on an address.
@@ -254,16 +226,6 @@ func completedPick(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
 	p := spec.PicksOf(tr, id)
 	g.ExpectWithOffset(1, p).NotTo(gomega.BeEmpty(), "RPC %s should be picked", id)
 	last := p[len(p)-1]
-	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:\n%s", id, render(p))
+	g.ExpectWithOffset(1, last.Addr).NotTo(gomega.BeEmpty(), "RPC %s's last pick should carry it:%s", id, spec.Render(p))
 	return last
-}
-
-// stateBefore is the last state subchannel id reported before t; "" when
-// none.
-func stateBefore(tr *trace.Trace, id string, t time.Duration) string {
-	st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool { return e.Subchannel == id && e.T < t })
-	if len(st) == 0 {
-		return ""
-	}
-	return st[len(st)-1].State
 }

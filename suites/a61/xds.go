@@ -29,14 +29,10 @@ const (
 // (scenario.EnvXDSDualstackEndpoints): its checks are about the feature,
 // not about the guard.
 
-// xdsResources is a state of the world routing every RPC to one cluster.
+// xdsResources is a state of the world routing every RPC to one cluster, c
+// (spec.XDSResources).
 func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
-	return scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: c.Name}},
-		Clusters:     []scenario.XDSCluster{c},
-		Endpoints:    las,
-	}
+	return spec.XDSResources(c.Name, []scenario.XDSCluster{c}, las...)
 }
 
 // resolverOutput is the Needs of a check reading what the xDS resolver gave
@@ -55,7 +51,7 @@ func xdsDualStackEndpoint() spec.Spec {
 	s := scenario.New("xds-dual-stack-endpoint").
 		Describe("xDS cluster eds1 (round_robin): one endpoint b1/ipv6 with additional_addresses [b1/ipv4]; b1/ipv6 drops SYNs; r1 at 0").
 		Backend("b1", scenario.Dual).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
 		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS},
@@ -87,9 +83,8 @@ func xdsDualStackEndpoint() spec.Spec {
 				g.Expect(t4).NotTo(gomega.BeEmpty())
 				g.Expect(t4[0]-t6[0]).To(gomega.BeNumerically("~", 250*time.Millisecond, spec.Within(tr, labSlack)),
 					"the additional address is tried a Connection Attempt Delay after the first (Happy Eyeballs within the endpoint)")
-				r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == "r1" })
-				g.Expect(r).To(gomega.HaveLen(1))
-				g.Expect(r[0].Backend).To(gomega.Equal("b1"), "r1 should be served by b1 over IPv4: %s", r[0].Err)
+				r := spec.RPCResult(g, tr, "r1")
+				g.Expect(r.Backend).To(gomega.Equal("b1"), "r1 should be served by b1 over IPv4: %s", r.Err)
 			}},
 		},
 	}
@@ -109,7 +104,7 @@ func xdsDualstackGuardOn() spec.Spec {
 			"additional_addresses [b2/ipv4]; b1 refuses; r1 at 0").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin},
@@ -125,8 +120,8 @@ func xdsDualstackGuardOn() spec.Spec {
 		Agreement: spec.XDSSpreadAgreement(s, labSlack),
 		Checks: []spec.Check{
 			{Requirement: "A61-XDS-ENV-GUARD", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
-				g.Expect(servedBy(g, tr, "r1")).To(gomega.Equal("b2"),
+				g.Expect(spec.ACKed(tr, spec.TypeEDS, "1")).To(gomega.BeTrue(), "the EDS resource should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"),
 					"with the guard true, b2, the endpoint's additional address, should serve r1 (b1 refuses)")
 			}},
 			{Requirement: "A61-XDS-ENV-GUARD", Needs: []trace.Source{trace.SourcePolicy}, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -144,17 +139,15 @@ func xdsDualstackGuardOn() spec.Spec {
 // endpoint, under the cluster's own policy (no forced pick_first), so
 // round_robin has one child and every RPC goes to b1, the first address.
 func xdsLogicalDNSOneEndpoint() spec.Spec {
-	ids := []string{"r1", "r2", "r3", "r4"}
+	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("xds-logical-dns-one-endpoint").
 		Describe("xDS LOGICAL_DNS cluster dns1 (round_robin) whose name resolves to b1 and b2; four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(0, xdsResources(scenario.XDSCluster{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: scenario.XDSRoundRobin}))
-	for i, id := range ids {
-		b.At(time.Second+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
-	}
+	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -178,10 +171,9 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 			}, Needs: resolverOutput},
 			{Requirement: "A61-LOGICAL-DNS-ONE-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range ids {
-					r := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-					g.Expect(r).To(gomega.HaveLen(1))
-					g.Expect(r[0].Backend).To(gomega.Equal("b1"),
-						"one endpoint: round_robin has one child, whose pick_first keeps to b1 (%s went to %q)", id, r[0].Backend)
+					r := spec.RPCResult(g, tr, id)
+					g.Expect(r.Backend).To(gomega.Equal("b1"),
+						"one endpoint: round_robin has one child, whose pick_first keeps to b1 (%s went to %q)", id, r.Backend)
 				}
 			}},
 		},

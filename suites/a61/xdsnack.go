@@ -79,19 +79,19 @@ func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
 // at 1 s; at 2 s version 2, e1 alone with the case's additional address;
 // four RPCs at 3 s.
 func xdsAddrNACK(c addrNACKCase) spec.Spec {
-	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	cluster := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with "+
 			c.describe+"; four RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, xdsResources(cluster, oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4"}, scenario.XDSEndpoint{Addr: "b2/ipv4"})))
-	sendRPCs(b, time.Second, first)
+	spec.SendRPCs(b, time.Second, first)
 	b.At(2*time.Second, xdsResources(cluster, oneLocality("eds1", c.badEndpoint())))
-	sendRPCs(b, 3*time.Second, second)
+	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -112,25 +112,21 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 // version 2 NACKed, every NACK keeping version 1 (the client may NACK again,
 // on a re-subscription) and carrying an error detail.
 func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
-	g.Expect(acked(tr, typeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:\n%s", render(xdsAll(tr)))
-	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
-	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:\n%s", c.describe, render(xdsAll(tr)))
+	g.Expect(spec.ACKed(tr, spec.TypeEDS, "1")).To(gomega.BeTrue(), "the valid first EDS resource should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+	nacks := spec.XDSRequests(tr, spec.TypeEDS, trace.XDSNACK)
+	g.Expect(nacks).NotTo(gomega.BeEmpty(), "the EDS resource with %s should be NACKed:%s", c.describe, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 	for _, n := range nacks {
-		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:\n%s", render(nacks))
-		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):\n%s", n.Err, render(nacks))
+		g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
+		g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 	}
-	g.Expect(acked(tr, typeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
+	g.Expect(spec.ACKed(tr, spec.TypeEDS, "2")).To(gomega.BeFalse(), "the second EDS resource should not be ACKed")
 }
 
 // expectFirstVersionServes checks that the RPCs before and after the NACK
 // were both spread over b1 and b2 by the first version's round_robin.
 func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []string) {
 	for _, ids := range [][]string{first, second} {
-		got := make([]string, len(ids))
-		for i, id := range ids {
-			got[i] = servedBy(g, tr, id)
-		}
-		g.Expect(got).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+		g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 			"the first version's round_robin over b1 and b2 should serve %v (the rejected version has b1 alone)", ids)
 	}
 }
@@ -139,13 +135,13 @@ func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []
 // reference's), that no resolver update after the NACK changed the
 // channel's endpoints.
 func expectEndpointsKept(g gomega.Gomega, tr *trace.Trace) {
-	nacks := xdsRequests(tr, typeEDS, trace.XDSNACK)
+	nacks := spec.XDSRequests(tr, spec.TypeEDS, trace.XDSNACK)
 	g.Expect(nacks).NotTo(gomega.BeEmpty())
 	v1 := [][]string{addrs(tr, "b1/ipv4"), addrs(tr, "b2/ipv4")}
 	later := trace.Select(updates(tr), func(e trace.Event) bool {
 		return e.T >= nacks[0].T && !slices.EqualFunc(e.Endpoints, v1, slices.Equal)
 	})
-	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:\n%s", render(later))
+	g.Expect(later).To(gomega.BeEmpty(), "a NACKed EDS resource should not change the channel's endpoints:%s", spec.Render(later))
 }
 
 // oneLocality is cluster's load assignment: one priority, one locality
@@ -160,43 +156,4 @@ func localityNamed(cluster, zone string, eps ...scenario.XDSEndpoint) scenario.X
 	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 		{Name: zone, Weight: 1, Endpoints: eps},
 	}}}}
-}
-
-// rpcIDs are prefix1 … prefixN.
-func rpcIDs(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + string(rune('1'+i))
-	}
-	return out
-}
-
-// sendRPCs sends the RPCs ids one every 10 ms from at, each wait_for_ready
-// with a deadline of 5 s.
-func sendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) {
-	for i, id := range ids {
-		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
-		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
-	}
-}
-
-// The xDS resource types, as xds-request events name them.
-const typeEDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
-
-// xdsRequests are tr's xds-request events for typeURL of kind xds
-// (trace.XDSACK, trace.XDSNACK, trace.XDSSubscribe), in time order.
-func xdsRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-		return e.TypeURL == typeURL && e.XDS == xds
-	})
-}
-
-// acked reports whether the client ACKed version v of typeURL.
-func acked(tr *trace.Trace, typeURL, v string) bool {
-	return slices.ContainsFunc(xdsRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
-}
-
-// xdsAll is every xds-request of tr.
-func xdsAll(tr *trace.Trace) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
 }

@@ -65,29 +65,29 @@ func connectionLostBackendStopped() spec.Spec {
 func lostIdleChecks(id string, addr scenario.Addr) []spec.Check {
 	return []spec.Check{
 		{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, ready, idle, connecting, ready),
+			g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, ready, idle, connecting, ready),
 				"a lost connection makes pick_first IDLE; only the RPC makes it connect again")
 		}},
 		{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			lost := mustFirst(g, tr, 0, "IDLE channel state", isState(tr, idle))
-			rpc := started(g, tr, id)
-			quiet := trace.Window(tr.Events, lost.T, rpc.T)
+			lost := mustFirst(g, tr, 0, "IDLE channel state", spec.StateIs(tr, idle))
+			rpc := spec.RPCStart(g, tr, id)
+			quiet := trace.Window(tr.Events, lost.T, rpc)
 			g.Expect(trace.Select(quiet, trace.OfKind(trace.KindSubchannelConnect))).To(gomega.BeEmpty(),
 				"no subchannel may be asked to connect while IDLE, before the RPC")
-			g.Expect(attempts(quiet)).To(gomega.BeEmpty(), "no SYN may leave while IDLE, before the RPC")
-			g.Expect(rpc.T-lost.T).To(gomega.BeNumerically(">", time.Second),
+			g.Expect(spec.Attempts(quiet)).To(gomega.BeEmpty(), "no SYN may leave while IDLE, before the RPC")
+			g.Expect(rpc-lost.T).To(gomega.BeNumerically(">", time.Second),
 				"the scenario should leave pick_first IDLE for over a second")
 		}},
 		{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			rpc := started(g, tr, id)
+			rpc := spec.RPCStart(g, tr, id)
 			if spec.HasPolicy(tr) {
 				// The policy's request, where the trace has it; from
 				// outside, the SYN below is the evidence.
-				mustFirst(g, tr, rpc.T, "subchannel-connect after the RPC", trace.OfKind(trace.KindSubchannelConnect))
+				mustFirst(g, tr, rpc, "subchannel-connect after the RPC", trace.OfKind(trace.KindSubchannelConnect))
 			}
-			g.Expect(attemptsTo(trace.Window(tr.Events, rpc.T, tr.Header.Scenario.End), spec.Addr(tr, addr))).
+			g.Expect(spec.AttemptsTo(trace.Window(tr.Events, rpc, tr.Header.Scenario.End), spec.Addr(tr, addr))).
 				NotTo(gomega.BeEmpty(), "the RPC should make pick_first connect to %s again", addr)
-			r := result(g, tr, id)
+			r := spec.RPCResult(g, tr, id)
 			g.Expect(r.Code).To(gomega.Equal("OK"), "%s: %s", id, r.Err)
 			g.Expect(r.Backend).To(gomega.Equal("b1"))
 		}},

@@ -75,7 +75,7 @@ func keepsOrder(eps []scenario.Endpoint) spec.Check {
 // goes on reconnecting after backoff).
 func firstPass(tr *trace.Trace) []trace.Event {
 	end := tr.Header.Scenario.End
-	if e, ok := first(tr, 0, isState(tr, tf)); ok {
+	if e, ok := first(tr, 0, spec.StateIs(tr, tf)); ok {
 		end = e.T + 1
 	}
 	return trace.Window(tr.Events, 0, end)
@@ -244,10 +244,10 @@ func shuffleOnUpdateOnly() spec.Spec {
 				for i, p := range shufflePasses {
 					passes[i] = attemptAddrs(trace.Window(tr.Events, p.from, p.to))
 					g.Expect(passes[i]).To(gomega.ConsistOf(flat(tr, eps)), "pass %d (%s) should try every address once", i+1, p.rpc)
-					r := result(g, tr, p.rpc)
+					r := spec.RPCResult(g, tr, p.rpc)
 					g.Expect(r.Code).To(gomega.Equal("OK"), "%s: %s", p.rpc, r.Err)
 				}
-				head := attempts(tr.Events)[0]
+				head := spec.Attempts(tr.Events)[0]
 				g.Expect(head.Addr).To(gomega.Equal(passes[0][0]), "the first connection followed the order of the list as received")
 				g.Expect(passes[1]).To(gomega.Equal(passes[0]), "leaving IDLE without a new list should keep the order")
 				g.Expect(passes[2]).NotTo(gomega.Equal(passes[1]), "for seed %d the repeated list should be shuffled anew", tr.Header.Seed)

@@ -73,19 +73,11 @@ func agreement(tolerance, cut time.Duration) *compare.Options {
 	}
 }
 
-// channel is the trace without what the channel reports on its own (its
-// initial IDLE before the first resolver update, which grpc-js reports,
-// and the final SHUTDOWN, the run closing it): the states the policy drove
-// the channel through (spec.Channel).
-func channel(tr *trace.Trace) []trace.Event {
-	return spec.Channel(tr)
-}
-
 // first returns the first event of tr at or after from that satisfies
-// every pred, leaving out what the channel reports on its own (channel);
+// every pred, leaving out what the channel reports on its own (spec.Channel);
 // ok is false when there is none.
 func first(tr *trace.Trace, from time.Duration, preds ...trace.Pred) (trace.Event, bool) {
-	for _, e := range channel(tr) {
+	for _, e := range spec.Channel(tr) {
 		if e.T >= from && all(e, preds) {
 			return e, true
 		}
@@ -109,40 +101,11 @@ func mustFirst(g gomega.Gomega, tr *trace.Trace, from time.Duration, what string
 	return e
 }
 
-// isState selects the channel's reports of state st: the root policy's
-// balancer-state events, or, in a trace without the policy's events, the
-// driver's channel-state (spec.StateIs).
-func isState(tr *trace.Trace, st string) trace.Pred {
-	return spec.StateIs(tr, st)
-}
-
-// attempts are the fresh SYNs (retransmissions left out) of evs.
-func attempts(evs []trace.Event) []trace.Event {
-	return trace.Select(evs, func(e trace.Event) bool { return e.Kind == trace.KindSYN && !e.Retransmit })
-}
-
-// attemptsTo are the fresh SYNs of evs to addr.
-func attemptsTo(evs []trace.Event, addr string) []trace.Event {
-	return trace.Select(attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
-}
-
 // attemptAddrs are the addresses of the fresh SYNs of evs, in order.
 func attemptAddrs(evs []trace.Event) []string {
 	var out []string
-	for _, e := range attempts(evs) {
+	for _, e := range spec.Attempts(evs) {
 		out = append(out, e.Addr)
 	}
 	return out
-}
-
-// result is the rpc-result of RPC id.
-func result(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.Expect(res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
-	return res[0]
-}
-
-// started is the rpc-start of RPC id.
-func started(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
-	return mustFirst(g, tr, 0, "rpc-start of "+id, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
 }

@@ -48,24 +48,24 @@ func tfPicksFailFast() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range []string{"r1", "r3"} {
-					start, r := started(g, tr, id), result(g, tr, id)
+					start, r := spec.RPCStart(g, tr, id), spec.RPCResult(g, tr, id)
 					g.Expect(r.Code).To(gomega.Equal("UNAVAILABLE"), "%s, sent in TRANSIENT_FAILURE without wait_for_ready, should fail", id)
 					g.Expect(r.Err).NotTo(gomega.BeEmpty(), "%s should fail with the connection error", id)
-					g.Expect(r.T-start.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
+					g.Expect(r.T-start).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 						"%s should fail at once, not wait for a connection", id)
 				}
 			}},
 			{Requirement: "A62-TF-PICKS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
-				r := result(g, tr, "r2")
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
+				r := spec.RPCResult(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), "r2 (wait_for_ready) should wait out TRANSIENT_FAILURE: %s", r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"))
 				g.Expect(r.T).To(gomega.BeNumerically(">=", rdy.T), "r2 should be answered only once READY")
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
 			}},
 		},
 		// Up to the refusal's end the run is one failed pass and one failed
@@ -108,15 +108,15 @@ func stickyTFPriority() spec.Spec {
 				// never take the picks back from p1: a pick_first that went
 				// IDLE or CONNECTING after its backoff would be chosen again
 				// by priority, and the channel would leave READY.
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, ready),
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, ready),
 					"p0 reconnecting in TRANSIENT_FAILURE should not disturb the READY channel")
 			}},
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
-				r1 := started(g, tr, "r1")
-				g.Expect(len(attemptsTo(trace.Window(tr.Events, 0, r1.T), b1))).To(gomega.BeNumerically(">=", 2),
+				r1 := spec.RPCStart(g, tr, "r1")
+				g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, 0, r1), b1))).To(gomega.BeNumerically(">=", 2),
 					"p0 should have reconnected to b1 (and failed) before r1")
-				r := result(g, tr, "r1")
+				r := spec.RPCResult(g, tr, "r1")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b2"), "with p0 in TRANSIENT_FAILURE, r1 should go to p1")
 			}},
@@ -125,7 +125,7 @@ func stickyTFPriority() spec.Spec {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				mustFirst(g, tr, clear.T, "SYN-ACK from b1 after it recovered: p0's pick_first, in TRANSIENT_FAILURE, should keep reconnecting",
 					trace.OfKind(trace.KindSYNACK), func(e trace.Event) bool { return e.Addr == spec.Addr(tr, "b1/ipv4") })
-				r := result(g, tr, "r2")
+				r := spec.RPCResult(g, tr, "r2")
 				g.Expect(r.Code).To(gomega.Equal("OK"), r.Err)
 				g.Expect(r.Backend).To(gomega.Equal("b1"), "once p0 is READY, r2 should go to p0")
 			}},
@@ -154,15 +154,15 @@ func stickyTFUntilReady() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
 			}},
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(trace.Select(tr.Events, trace.OfKind(trace.KindRPCStart))).To(gomega.BeEmpty())
-				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", isState(tr, tf))
+				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", spec.StateIs(tr, tf))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
-					syns := attemptsTo(tr.Events, spec.Addr(tr, a))
-					g.Expect(len(attemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
+					syns := spec.AttemptsTo(tr.Events, spec.Addr(tr, a))
+					g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
 						To(gomega.BeNumerically(">=", 1), "%s should be reconnected in TRANSIENT_FAILURE, without RPCs", a)
 					for i := 1; i < len(syns); i++ {
 						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.Within(tr, labSlack)),
@@ -171,12 +171,12 @@ func stickyTFUntilReady() spec.Spec {
 				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 				b2 := spec.Addr(tr, "b2/ipv4")
-				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
+				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T), b2)).To(gomega.HaveLen(1),
 					"the first reconnection to b2 after it recovered should end TRANSIENT_FAILURE")
 			}},
 		},
@@ -233,8 +233,8 @@ func stickyTFReresolveEveryRound() spec.Spec {
 				g.Expect(rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf))
 			}},
 		},
 		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
@@ -263,18 +263,18 @@ func stickyTFNewList() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
 				g.Expect(updates).NotTo(gomega.BeEmpty())
 				update := updates[len(updates)-1]
-				rdy := mustFirst(g, tr, update.T, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, update.T, "READY channel state", spec.StateIs(tr, ready))
 				pass := trace.Window(tr.Events, update.T, rdy.T+1)
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
-				syn := attempts(pass)[0]
+				syn := spec.Attempts(pass)[0]
 				g.Expect(syn.T-update.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 					"b3 should be tried at once, not after b2's backoff")
 				g.Expect(update.T).To(gomega.BeNumerically("<", minFirstBackoff), "b2 should still be in backoff at the update")
@@ -309,8 +309,8 @@ func stickyTFNewListAllFail() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
+				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
@@ -327,7 +327,7 @@ func stickyTFNewListAllFail() spec.Spec {
 					// own: at least one, when the pass ends.
 					rr = trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= update.T && e.T < clear.T })
 					g.Expect(rr).NotTo(gomega.BeEmpty(), "the failed new pass should end with re-resolution")
-					g.Expect(rr[len(rr)-1].T).To(gomega.BeNumerically(">=", attempts(pass)[0].T), "re-resolution at the end of the new pass, after b3 was tried")
+					g.Expect(rr[len(rr)-1].T).To(gomega.BeNumerically(">=", spec.Attempts(pass)[0].T), "re-resolution at the end of the new pass, after b3 was tried")
 				} else {
 					g.Expect(rr).To(gomega.HaveLen(1), "the failed new pass should end with re-resolution")
 				}
@@ -335,19 +335,19 @@ func stickyTFNewListAllFail() spec.Spec {
 					// The channel reports changes of state only: the
 					// policy's TRANSIENT_FAILURE again is seen as the
 					// channel still in it when the pass is over.
-					in := trace.Select(channel(tr), trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.T < clear.T })
+					in := trace.Select(spec.Channel(tr), trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.T < clear.T })
 					g.Expect(in).NotTo(gomega.BeEmpty())
 					g.Expect(in[len(in)-1].State).To(gomega.Equal(tf), "the failed new pass should end in TRANSIENT_FAILURE again")
 				} else {
-					g.Expect(trace.Select(pass, isState(tr, tf))).NotTo(gomega.BeEmpty(),
+					g.Expect(trace.Select(pass, spec.StateIs(tr, tf))).NotTo(gomega.BeEmpty(),
 						"the failed new pass should end by reporting TRANSIENT_FAILURE again")
 				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
-				rdy := mustFirst(g, tr, 0, "READY channel state", isState(tr, ready))
+				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
-				g.Expect(attemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
+				g.Expect(spec.AttemptsTo(trace.Window(tr.Events, clear.T, rdy.T+1), spec.Addr(tr, "b3/ipv4"))).To(gomega.HaveLen(1),
 					"b3's first reconnection after it recovered should end TRANSIENT_FAILURE")
 			}},
 		},
@@ -374,34 +374,18 @@ func stickyTFNewListAllFail() spec.Spec {
 // +2.808 s, mid-round, and the request at the third round's end (+2.878 s)
 // carried out only after the run's end (+3.6 s).
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
-	var fs []time.Duration
-	for _, a := range as {
-		fs = append(fs, spec.Refusals(tr, a)...)
-	}
-	slices.Sort(fs)
+	ends := spec.FailureCountReached(tr, -1, n, as...) // every failure of the run
 	rr := spec.ReResolutions(tr)
-	rounds, used := 0, 0 // used: the re-resolutions already credited to a round
-	for k := n - 1; k < len(fs); k += n {
-		rounds++
-		if k+n >= len(fs) {
-			break // the last round: its request may be deferred past the run
-		}
+	used := 0 // the re-resolutions already credited to a round
+	// The last round is not checked: its request may be deferred past the run.
+	for i := 0; i+1 < len(ends); i++ {
 		// The first re-resolution not credited to an earlier round, from
 		// this round's end: one request cannot answer two rounds.
-		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= fs[k] })
-		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= fs[k+n]).To(gomega.BeTrue(),
+		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= ends[i] })
+		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= ends[i+1]).To(gomega.BeTrue(),
 			"at %s: round %d of failures ended without a re-resolution of its own by the end of the next round (%s); re-resolutions at %v",
-			trace.FormatT(fs[k]), rounds, trace.FormatT(fs[k+n]), stamps(rr))
+			trace.FormatT(ends[i]), i+1, trace.FormatT(ends[i+1]), spec.Times(rr))
 		used += next + 1
 	}
-	g.ExpectWithOffset(1, rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
-}
-
-// stamps are the events' times, for a failure message.
-func stamps(evs []trace.Event) []string {
-	out := make([]string, len(evs))
-	for i, e := range evs {
-		out[i] = trace.FormatT(e.T)
-	}
-	return out
+	g.ExpectWithOffset(1, len(ends)).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 }

@@ -2,7 +2,6 @@ package a62
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -29,26 +28,21 @@ const sectionXDS = "`pick_first` via xDS"
 // balanced to. (Under round_robin, xds_wrr_locality would split RPCs
 // between the localities first.)
 func xdsPickFirstLocalities() spec.Spec {
-	ids := []string{"r1", "r2", "r3", "r4"}
+	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("xds-pick-first-localities").
 		Describe("xDS cluster eds1 with PickFirst (no shuffle): one priority, localities z1 = [b1, b2], z2 = [b3]; four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, scenario.XDSResources{
-			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
-			Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
-			Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+		At(0, spec.XDSResources("eds1",
+			[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
+			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}}},
 				{Name: "z2", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b3/ipv4"}}},
-			}}}}},
-		})
-	for i, id := range ids {
-		b.At(time.Second+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
-	}
+			}}}}))
+	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -58,21 +52,12 @@ func xdsPickFirstLocalities() spec.Spec {
 		Scenario:  s,
 		Agreement: agreement(labSlack, 0),
 		Checks: []spec.Check{
-			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-					return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
-				})
-				g.Expect(cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
-				for _, e := range cds {
-					g.Expect(e.XDS).To(gomega.Equal(trace.XDSACK), "a Cluster with the PickFirst extension should be accepted: %s", e.Err)
-				}
-			}},
+			{Requirement: "A62-XDS-PICK-FIRST", Assert: expectClusterACKed},
 			{Requirement: "A62-XDS-PICK-FIRST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, id := range ids {
-					r := result(g, tr, id)
-					g.Expect(r.Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "%s should succeed: %s", id, r.Err)
-					g.Expect(r.Backend).To(gomega.Equal("b1"),
-						"pick_first picks the locality and the endpoint: every RPC on b1, the first endpoint (%s went to %s)", id, r.Backend)
+					backend := spec.ServedBy(g, tr, id)
+					g.Expect(backend).To(gomega.Equal("b1"),
+						"pick_first picks the locality and the endpoint: every RPC on b1, the first endpoint (%s went to %s)", id, backend)
 				}
 			}},
 		},
@@ -101,7 +86,7 @@ func xdsPickFirstShuffle() spec.Spec {
 	eps := shuffleEndpoints
 	b := scenario.New("xds-pick-first-shuffle").
 		Describe("xDS cluster eds1 with PickFirst, shuffle_address_list true: one locality of six endpoints (two with an additional address), every one refusing").
-		XDS("svc.conform").
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		Env(scenario.EnvXDSDualstackEndpoints, "true")
 	var xeps []scenario.XDSEndpoint
@@ -112,14 +97,11 @@ func xdsPickFirstShuffle() spec.Spec {
 		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
 		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
 	}
-	s := b.At(0, scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
-		Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
-		Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+	s := b.At(0, spec.XDSResources("eds1",
+		[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
+		scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 			{Name: "z1", Weight: 1, Endpoints: xeps},
-		}}}}},
-	}).
+		}}}})).
 		After(scenario.On("balancer-state").WithState(tf), scenario.Finish()).
 		End(2 * time.Second).
 		MustBuild()
@@ -147,8 +129,8 @@ func xdsPickFirstShuffle() spec.Spec {
 // expectClusterACKed checks that every answer to the Cluster was an ACK:
 // a Cluster with the PickFirst extension is accepted.
 func expectClusterACKed(g gomega.Gomega, tr *trace.Trace) {
-	cds := trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-		return strings.HasSuffix(e.TypeURL, ".Cluster") && e.XDS != trace.XDSSubscribe
+	cds := trace.Select(spec.Of(tr, trace.KindXDSRequest), func(e trace.Event) bool {
+		return e.TypeURL == spec.TypeCDS && e.XDS != trace.XDSSubscribe
 	})
 	g.ExpectWithOffset(1, cds).NotTo(gomega.BeEmpty(), "the client should answer the Cluster")
 	for _, e := range cds {

@@ -18,24 +18,24 @@ import (
 // EDS cluster's policy, not the aggregate's); when b1 and b2 stop, RPCs
 // fail over to the LOGICAL_DNS cluster.
 func aggregateEDSThenDNS() spec.Spec {
-	before, after := rpcIDs("r", 4), rpcIDs("f", 2)
+	before, after := spec.RPCIDs("r", 4), spec.RPCIDs("f", 2)
 	b := scenario.New("aggregate-eds-then-dns").
 		Describe("aggregate (naming pick_first) over eds1 (round_robin: b1, b2) and dns1 (LOGICAL_DNS: b3); "+
 			"four RPCs at 1 s; b1 and b2 stop at 2 s; two RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate names pick_first: past A62's guard
 		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "dns1"),
 			eds("eds1", scenario.XDSRoundRobin),
 			{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"},
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
-	rpcs(b, time.Second, before)
+	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
-	rpcs(b, 3*time.Second, after)
+	spec.SendRPCs(b, 3*time.Second, after)
 	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -45,17 +45,17 @@ func aggregateEDSThenDNS() spec.Spec {
 		Agreement: spreadAgreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				got := servedAll(g, tr, before...)
+				got := spec.ServedByEach(g, tr, before...)
 				g.Expect(got).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"eds1's round_robin should spread RPCs over b1 and b2 (the aggregate's pick_first would keep to one)")
 			}},
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 			}},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, before...)).NotTo(gomega.ContainElement("b3"),
+				g.Expect(spec.ServedByEach(g, tr, before...)).NotTo(gomega.ContainElement("b3"),
 					"while eds1 is READY nothing should go to dns1, the aggregate's second cluster")
-				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
+				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b3"),
 					"once eds1's endpoints are gone the aggregate should fail over to dns1")
 			}},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -76,9 +76,9 @@ func aggregateEDSThenDNS() spec.Spec {
 				// aggregate's pick_first over the concatenated priorities)
 				// and the aggregate fails over cluster by cluster.
 				expectNoEnv(g, tr)
-				g.Expect(servedAll(g, tr, before...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+				g.Expect(spec.ServedByEach(g, tr, before...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"without A75's switch, eds1's round_robin should spread the RPCs (not the aggregate's pick_first)")
-				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
+				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b3"),
 					"without A75's switch, the aggregate should fail over to its next cluster, dns1")
 			}},
 			{Requirement: "A75-NO-ENV-GUARD", Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -123,9 +123,9 @@ func aggregateEDSThenDNS() spec.Spec {
 // so that a client still behind the guard does not NACK the aggregate for
 // naming it.
 func aggregateLBPolicyIgnored() spec.Spec {
-	v1, v2 := rpcIDs("r", 4), rpcIDs("s", 4)
+	v1, v2 := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	res := func(lb string) scenario.XDSResources {
-		return resources("agg", []scenario.XDSCluster{
+		return spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", lb, "eds1"),
 			eds("eds1", scenario.XDSRoundRobin),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))
@@ -134,12 +134,12 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Describe("aggregate over eds1 (round_robin: b1, b2); the aggregate names pick_first, then ring_hash at 2 s; four RPCs after each").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, res(scenario.XDSPickFirst))
-	rpcs(b, time.Second, v1)
+	spec.SendRPCs(b, time.Second, v1)
 	b.At(2*time.Second, res(scenario.XDSRingHash))
-	rpcs(b, 3*time.Second, v2)
+	spec.SendRPCs(b, 3*time.Second, v2)
 	s := b.After(scenario.On("rpc-result").WithRPC(v2[len(v2)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -149,13 +149,13 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Agreement: spreadAgreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-CLUSTER-PROVIDED-OPTIONAL", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
-				expectACK(g, tr, typeCDS, "2")
+				expectACK(g, tr, spec.TypeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "2")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, v1...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+				g.Expect(spec.ServedByEach(g, tr, v1...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"with the aggregate naming pick_first, eds1's round_robin should spread RPCs over b1 and b2")
-				g.Expect(servedAll(g, tr, v2...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+				g.Expect(spec.ServedByEach(g, tr, v2...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"with the aggregate naming ring_hash, eds1's round_robin should still spread RPCs over b1 and b2")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -165,7 +165,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 				// config changes.)
 				cs := configs(tr)
 				g.Expect(cs).NotTo(gomega.BeEmpty(), "the channel should have received an LB config")
-				g.Expect(cs).To(gomega.HaveLen(1), "changing the aggregate's LB policy should not change the channel's LB config:\n%s", render(cs))
+				g.Expect(cs).To(gomega.HaveLen(1), "changing the aggregate's LB policy should not change the channel's LB config:%s", spec.Render(cs))
 				root := parseTree(g, cs[0].Detail)
 				g.Expect(root.child(g, "eds1").endpointPolicies()).To(gomega.HaveEach(gomega.HaveSuffix("round_robin")),
 					"eds1's localities should use eds1's round_robin: %s", root)
@@ -186,17 +186,17 @@ func aggregateNestedFlattened() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("agg1", []scenario.XDSCluster{
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("agg1", []scenario.XDSCluster{
 			aggregate("agg1", "", "agg2", "eds3", "eds1"),
 			aggregate("agg2", "", "eds1", "eds2"),
 			eds("eds1", ""), eds("eds2", ""), eds("eds3", ""),
 		}, assignment("eds1", addrs("b1/ipv4")), assignment("eds2", addrs("b2/ipv4")), assignment("eds3", addrs("b3/ipv4"))))
-	rpcs(b, time.Second, []string{"r1"})
+	spec.SendRPCs(b, time.Second, []string{"r1"})
 	b.At(2*time.Second, scenario.Stop("b1"))
-	rpcs(b, 3*time.Second, []string{"r2"})
+	spec.SendRPCs(b, 3*time.Second, []string{"r2"})
 	b.At(4*time.Second, scenario.Stop("b2"))
-	rpcs(b, 5*time.Second, []string{"r3"})
+	spec.SendRPCs(b, 5*time.Second, []string{"r3"})
 	s := b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
 		End(12 * time.Second).
 		MustBuild()
@@ -206,7 +206,7 @@ func aggregateNestedFlattened() spec.Spec {
 		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-NESTED-FLATTENED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, "r1", "r2", "r3")).To(gomega.Equal([]string{"b1", "b2", "b3"}),
+				g.Expect(spec.ServedByEach(g, tr, "r1", "r2", "r3")).To(gomega.Equal([]string{"b1", "b2", "b3"}),
 					"the flattened order should be eds1, eds2, eds3 (eds1 at its first position)")
 			}},
 			{Requirement: "A75-AGG-NESTED-FLATTENED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -225,7 +225,7 @@ func aggregateNestedFlattened() spec.Spec {
 				}
 			}, Needs: needsTree},
 			{Requirement: "A75-AGG-PRIORITY-OVER-CDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
+				expectACK(g, tr, spec.TypeCDS, "1")
 				root := lastTree(g, tr)
 				for _, c := range root.priorities() {
 					g.Expect(strings.HasPrefix(c, "agg")).To(gomega.BeFalse(), "an aggregate should not be a child: %s", root)
@@ -244,18 +244,18 @@ func aggregateNestedFlattened() spec.Spec {
 // policy it does not know would spread them, and is told apart here (in
 // aggregateLBPolicyIgnored it would look right).
 func aggregateUnderlyingPickFirst() spec.Spec {
-	ids := rpcIDs("r", 4)
+	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("aggregate-underlying-pick-first").
 		Describe("aggregate (naming round_robin) over eds1 (pick_first: b1, b2); four RPCs at 1 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSRoundRobin, "eds1"),
 			eds("eds1", scenario.XDSPickFirst),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
-	rpcs(b, time.Second, ids)
+	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -265,13 +265,13 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-LB-FROM-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
-				g.Expect(servedAll(g, tr, ids...)).To(gomega.HaveEach("b1"),
+				expectACK(g, tr, spec.TypeCDS, "1")
+				g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.HaveEach("b1"),
 					"eds1's pick_first should send every RPC to b1, its first endpoint (the aggregate's round_robin would spread them)")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
-				g.Expect(servedAll(g, tr, ids...)).To(gomega.HaveEach("b1"),
+				expectACK(g, tr, spec.TypeCDS, "1")
+				g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.HaveEach("b1"),
 					"the aggregate's round_robin should be ignored: every RPC on b1, by eds1's pick_first")
 			}},
 			{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: func(g gomega.Gomega, tr *trace.Trace) {

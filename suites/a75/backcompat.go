@@ -28,7 +28,7 @@ import (
 // pick_first too (not b3 and b4 in turn), under the aggregate's priority
 // policy.
 func aggregateBackwardCompat() spec.Spec {
-	before, after := rpcIDs("r", 4), rpcIDs("f", 4)
+	before, after := spec.RPCIDs("r", 4), spec.RPCIDs("f", 4)
 	b := scenario.New("aggregate-backward-compat").
 		Describe("GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT=true; aggregate (pick_first) over eds1 (round_robin: b1, b2) "+
 			"and eds2 (round_robin: b3, b4); four RPCs at 1 s; b1 and b2 stop at 2 s; four RPCs at 3 s").
@@ -36,17 +36,17 @@ func aggregateBackwardCompat() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		Backend("b4", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate's pick_first, past A62's guard
-		At(0, resources("agg", []scenario.XDSCluster{
+		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
 			aggregate("agg", scenario.XDSPickFirst, "eds1", "eds2"),
 			eds("eds1", scenario.XDSRoundRobin),
 			eds("eds2", scenario.XDSRoundRobin),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")), assignment("eds2", addrs("b3/ipv4", "b4/ipv4"))))
-	rpcs(b, time.Second, before)
+	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
-	rpcs(b, 3*time.Second, after)
+	spec.SendRPCs(b, 3*time.Second, after)
 	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -57,14 +57,14 @@ func aggregateBackwardCompat() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-BACKCOMPAT-ENV", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectSwitch(g, tr, "true")
-				g.Expect(servedAll(g, tr, before...)).To(gomega.HaveEach("b1"),
+				g.Expect(spec.ServedByEach(g, tr, before...)).To(gomega.HaveEach("b1"),
 					"with the switch, the aggregate's pick_first should keep every RPC on b1 (eds1's own round_robin would alternate b1 and b2)")
 			}},
 			{Requirement: "A75-AGG-BACKCOMPAT-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectSwitch(g, tr, "true")
-				g.Expect(servedAll(g, tr, before...)).To(gomega.HaveEach("b1"),
+				g.Expect(spec.ServedByEach(g, tr, before...)).To(gomega.HaveEach("b1"),
 					"eds1 should run the aggregate's pick_first: every RPC on its first endpoint")
-				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b3"),
+				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b3"),
 					"once eds1 is down, eds2 should serve, running the aggregate's pick_first too: every RPC on b3, none on b4")
 			}},
 			{Requirement: "A75-AGG-BACKCOMPAT-UNDERLYING", Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {

@@ -65,15 +65,11 @@ func firstRPCScenario() *scenario.Scenario {
 	return scenario.New("xds-first-rpc").
 		Describe("xDS: one EDS cluster of one backend set at 0; r1 (wait_for_ready) at 0").
 		Backend("b1", scenario.V4Only).
-		XDS("svc.conform").
-		At(0, scenario.XDSResources{
-			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc"}},
-			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "eds1"}},
-			Clusters:     []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS}},
-			Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS}},
+			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
 				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}}},
-			}}}}},
-		}).
+			}}}})).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).

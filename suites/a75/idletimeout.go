@@ -106,9 +106,9 @@ func idleAccepted(c idleCase) spec.Spec {
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1) with "+c.describe+"; r1 at 1 s").
 		Backend("b1", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
-	rpcs(b, time.Second, []string{"r1"})
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
+	spec.SendRPCs(b, time.Second, []string{"r1"})
 	s := b.AfterDelay(scenario.On("rpc-result").WithRPC("r1"), time.Second, scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -117,8 +117,8 @@ func idleAccepted(c idleCase) spec.Spec {
 		id := id
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				expectACK(g, tr, typeCDS, "1")
-				g.Expect(served(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
+				expectACK(g, tr, spec.TypeCDS, "1")
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "the accepted cluster should serve r1")
 			}},
 			spec.Check{Requirement: id, Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				sweeps := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool { return e.Timer == sweepTimer })
@@ -150,7 +150,7 @@ func idleAccepted(c idleCase) spec.Spec {
 // hiding its answer to the idle_timeout (grpc-js-xds 1.14 keeps the guard,
 // off by default).
 func idleNACK(c idleCase) spec.Spec {
-	first, second := rpcIDs("r", 4), rpcIDs("s", 4)
+	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	las := assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))
 	valid := httpOpts(true, &scenario.XDSDuration{Seconds: 45})
 	b := scenario.New(c.name).
@@ -158,12 +158,12 @@ func idleNACK(c idleCase) spec.Spec {
 			c.describe+"; four RPCs at 3 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
-	rpcs(b, time.Second, first)
-	b.At(2*time.Second, resources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
-	rpcs(b, 3*time.Second, second)
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
+	spec.SendRPCs(b, time.Second, first)
+	b.At(2*time.Second, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
+	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -171,22 +171,22 @@ func idleNACK(c idleCase) spec.Spec {
 	for _, id := range c.reqs {
 		checks = append(checks,
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(acked(tr, typeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:\n%s", render(xdsAll(tr)))
-				nacks := xdsRequests(tr, typeCDS, trace.XDSNACK)
-				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:\n%s", c.describe, render(xdsAll(tr)))
+				g.Expect(spec.ACKed(tr, spec.TypeCDS, "1")).To(gomega.BeTrue(), "the valid first Cluster should be ACKed:%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+				nacks := spec.XDSRequests(tr, spec.TypeCDS, trace.XDSNACK)
+				g.Expect(nacks).NotTo(gomega.BeEmpty(), "the Cluster with %s should be NACKed:%s", c.describe, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 				for _, n := range nacks { // a client may NACK again, on a re-subscription
-					g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:\n%s", render(nacks))
-					g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):\n%s", n.Err, render(nacks))
+					g.Expect(n.Version).To(gomega.Equal("1"), "every NACK should carry the last version accepted:%s", spec.Render(nacks))
+					g.Expect(n.Err).NotTo(gomega.BeEmpty(), "every NACK should carry an error detail (got %q):%s", n.Err, spec.Render(nacks))
 				}
-				g.Expect(acked(tr, typeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
+				g.Expect(spec.ACKed(tr, spec.TypeCDS, "2")).To(gomega.BeFalse(), "the second Cluster should not be ACKed")
 			}},
 			spec.Check{Requirement: id, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
-				g.Expect(servedAll(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
+				g.Expect(spec.ServedByEach(g, tr, first...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"), "the first version's round_robin")
+				g.Expect(spec.ServedByEach(g, tr, second...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 					"after the NACK the first version's round_robin should keep serving (the rejected one names pick_first)")
 			}},
 			spec.Check{Requirement: id, Needs: needsTree, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				nack := xdsRequests(tr, typeCDS, trace.XDSNACK)
+				nack := spec.XDSRequests(tr, spec.TypeCDS, trace.XDSNACK)
 				g.Expect(nack).NotTo(gomega.BeEmpty())
 				later := trace.Select(configs(tr), func(e trace.Event) bool { return e.T >= nack[0].T })
 				g.Expect(later).To(gomega.BeEmpty(), "a NACKed Cluster should not change the channel's LB config")

@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -51,20 +52,20 @@ func odAcrossPriorities() spec.Spec {
 		Interval: odInterval, BaseEjectionTime: 30 * time.Second, MaxEjectionPercent: 50,
 		FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 4},
 	}
-	failing, session, after := rpcIDs("a", 4), rpcIDs("s", 4), rpcIDs("n", 4)
+	failing, sessions, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
 	b := scenario.New("od-across-priorities").
 		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s): "+
 			"p0 = [b1], p1 = [b2]; w1 at 1 s; four RPCs failing on b1 at 1.1 s; four session RPCs on b2 at 1.2 s; four RPCs at 2.5 s").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
-		XDS(listener).
-		At(0, resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4"))))
-	rpcs(b, time.Second, []string{"w1"})
+		XDS(spec.XDSListener).
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4"))))
+	spec.SendRPCs(b, time.Second, []string{"w1"})
 	for i, id := range failing {
 		b.At(1100*time.Millisecond+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.Deadline(500*time.Microsecond)))
 	}
-	rpcs(b, 1200*time.Millisecond, session, cookie(b2))
-	rpcs(b, 2500*time.Millisecond, after)
+	spec.SendRPCs(b, 1200*time.Millisecond, sessions, session.Cookie(b2))
+	spec.SendRPCs(b, 2500*time.Millisecond, after)
 	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
 		End(4 * time.Second).
 		MustBuild()
@@ -74,12 +75,12 @@ func odAcrossPriorities() spec.Spec {
 		Modes:    []trace.Mode{spec.Sim},
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-OD-ACROSS-PRIORITIES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "w1")).To(gomega.Equal("b1"), "priority 0 (b1) is chosen at first")
+				g.Expect(spec.ServedBy(g, tr, "w1")).To(gomega.Equal("b1"), "priority 0 (b1) is chosen at first")
 				for _, id := range failing {
-					expectFailed(g, tr, id)
+					spec.ExpectFailed(g, tr, id)
 				}
-				g.Expect(servedAll(g, tr, session...)).To(gomega.HaveEach("b2"), "the session's cookie reaches b2, in priority 1")
-				g.Expect(servedAll(g, tr, after...)).To(gomega.HaveEach("b2"),
+				g.Expect(spec.ServedByEach(g, tr, sessions...)).To(gomega.HaveEach("b2"), "the session's cookie reaches b2, in priority 1")
+				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b2"),
 					"b1, counted together with b2 of the other priority, should be ejected at the sweep, leaving priority 0 "+
 						"without an endpoint (counted per priority it would stay, and serve these RPCs)")
 			}},
@@ -87,7 +88,7 @@ func odAcrossPriorities() spec.Spec {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				for _, id := range failing {
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s should be picked once (outlier detection counts it):\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s should be picked once (outlier detection counts it):%s", id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(b1), "%s should be picked on b1, in priority 0", id)
 				}
 				// Priority 1 is started when the sweep ejects b1, and only
@@ -99,9 +100,9 @@ func odAcrossPriorities() spec.Spec {
 					}
 				}
 				failovers := trace.Select(tr.Events, trace.OfKind(trace.KindTimerStart), func(e trace.Event) bool {
-					return e.Timer == timerFailover && e.T > started(g, tr, "w1")
+					return e.Timer == timerFailover && e.T > spec.RPCStart(g, tr, "w1")
 				})
-				g.Expect(failovers).To(gomega.HaveLen(1), "priority 1 should be started once, after w1:\n%s", render(failovers))
+				g.Expect(failovers).To(gomega.HaveLen(1), "priority 1 should be started once, after w1:%s", spec.Render(failovers))
 				g.Expect(sweeps).To(gomega.ContainElement(failovers[0].T), "priority 1 should be started by an outlier detection sweep (b1 ejected)")
 				root := lastTree(g, tr)
 				ods := root.find(func(n node) bool { return n.is("outlier_detection") })
@@ -113,11 +114,4 @@ func odAcrossPriorities() spec.Spec {
 			}},
 		},
 	}
-}
-
-// expectFailed checks that RPC id has one result, a failure.
-func expectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
-	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.ExpectWithOffset(1, res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
-	g.ExpectWithOffset(1, res[0].Code).NotTo(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should fail", id)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -17,12 +17,6 @@ const overrideIdle = 10 * time.Second
 
 // minSweepGap is A75's minimum time between two sweeps.
 const minSweepGap = 5 * time.Second
-
-// noCookie puts an RPC in a session that has no cookie yet: the call
-// attribute is there, naming no address.
-func noCookie() scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, "")
-}
 
 // overrideLastUsedTime walks xds_override_host's subchannel ownership and
 // last_used_time (A75, Changes in xds_override_host LB Policy). eds1
@@ -46,7 +40,7 @@ func overrideLastUsedTime() spec.Spec {
 	cluster := eds("eds1", scenario.XDSRoundRobin)
 	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(overrideIdle / time.Second)})
 	res := func(prios ...[]scenario.Addr) scenario.XDSResources {
-		return resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", prios...))
+		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", prios...))
 	}
 	b := scenario.New("override-last-used-time").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2, b3]; session s on b2 at 1 s; six RPCs n without a "+
@@ -54,14 +48,14 @@ func overrideLastUsedTime() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4")))
-	rpcs(b, time.Second, []string{"s1"}, cookie(b2))
-	rpcs(b, 1500*time.Millisecond, rpcIDs("n", 6))
+	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
+	spec.SendRPCs(b, 1500*time.Millisecond, spec.RPCIDs("n", 6))
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	rpcs(b, 3*time.Second, []string{"s2"}, cookie(b2))
-	rpcs(b, 7*time.Second, []string{"s3"}, cookie(b2))
-	rpcs(b, 7100*time.Millisecond, []string{"c1"}, noCookie())
+	spec.SendRPCs(b, 3*time.Second, []string{"s2"}, session.Cookie(b2))
+	spec.SendRPCs(b, 7*time.Second, []string{"s3"}, session.Cookie(b2))
+	spec.SendRPCs(b, 7100*time.Millisecond, []string{"c1"}, session.WithoutCookie())
 	s := b.End(19 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -84,17 +78,17 @@ func overrideLastUsedTime() spec.Spec {
 // shut down when priority 0's round_robin drops it (its entry was used for
 // a session 1 s before), and carries the session's later RPCs at once.
 func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
-	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:\n%s", render(sc))
-	g.Expect(sc[0].T).To(gomega.BeNumerically("<", started(g, tr, "s1")), "made by the child, before any session")
-	last := started(g, tr, "s3")
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
+	g.Expect(sc[0].T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "s1")), "made by the child, before any session")
+	last := spec.RPCStart(g, tr, "s3")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">", last),
-			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:\n%s", render(shutdowns(tr, sc[0].Subchannel)))
+			"b2's subchannel, dropped by the child at the move 1 s after a session used it, should be kept:%s", spec.Render(shutdowns(tr, sc[0].Subchannel)))
 	}
 	for _, id := range []string{"s2", "s3"} {
 		p := spec.PicksOf(tr, id)
-		g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, on the kept subchannel:\n%s", id, render(p))
+		g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, on the kept subchannel:%s", id, spec.Render(p))
 		g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel))
 	}
 }
@@ -103,13 +97,13 @@ func expectAdopted(g gomega.Gomega, tr *trace.Trace) {
 // down as soon as the child drops it at the move.
 func expectStaleClosed(g gomega.Gomega, tr *trace.Trace) {
 	move := moveUpdate(g, tr)
-	sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for b3:\n%s", render(sc))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(sc))
 	sd := shutdowns(tr, sc[0].Subchannel)
 	g.Expect(sd).NotTo(gomega.BeEmpty(), "b3's subchannel, never used for a session, should not be kept once the child drops it")
 	g.Expect(sd[0].T).To(gomega.BeNumerically(">=", move), "not before the move (%s)", trace.FormatT(move))
 	g.Expect(sd[0].T-move).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
-		"at once when the child drops it at the move (%s), not at a later sweep:\n%s", trace.FormatT(move), render(sd))
+		"at once when the child drops it at the move (%s), not at a later sweep:%s", trace.FormatT(move), spec.Render(sd))
 }
 
 // expectSessionOnlyRefreshes: b3 carried RPCs without a session after b2
@@ -120,7 +114,7 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	s1 := spec.PicksOf(tr, "s1")
 	g.Expect(s1).NotTo(gomega.BeEmpty())
 	var viaChild []trace.Event
-	for _, id := range rpcIDs("n", 6) {
+	for _, id := range spec.RPCIDs("n", 6) {
 		for _, p := range spec.PicksOf(tr, id) {
 			if p.Addr == b3 {
 				viaChild = append(viaChild, p)
@@ -131,14 +125,14 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(viaChild[len(viaChild)-1].T).To(gomega.BeNumerically(">", s1[len(s1)-1].T), "b3's last pick without a session comes after b2's session pick")
 	move := moveUpdate(g, tr)
 	kept := func(a scenario.Addr) bool {
-		sc := subchannelsOf(tr, spec.Addr(tr, a))
+		sc := spec.SubchannelsOf(tr, spec.Addr(tr, a))
 		g.Expect(sc).NotTo(gomega.BeEmpty())
 		sd := shutdowns(tr, sc[0].Subchannel)
 		return len(sd) == 0 || sd[0].T > move+spec.Within(tr, labSlack)
 	}
 	g.Expect(kept("b2/ipv4")).To(gomega.BeTrue(), "b2's subchannel, used for a session, should be kept at the move")
 	g.Expect(kept("b3/ipv4")).To(gomega.BeFalse(),
-		"b3's subchannel should not be kept: its picks without a session must not refresh last_used_time:\n%s", render(viaChild))
+		"b3's subchannel should not be kept: its picks without a session must not refresh last_used_time:%s", spec.Render(viaChild))
 }
 
 // expectHeldFromLastUse: b2's subchannel, owned by the policy since the
@@ -150,12 +144,12 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 	p := spec.PicksOf(tr, "s3")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1].T
-	sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:\n%s", render(sc))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+	g.Expect(sc).To(gomega.HaveLen(1), "b2 keeps the subchannel the child made:%s", spec.Render(sc))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sc[0].Subchannel), "s3 is picked on b2's subchannel")
 	for _, e := range shutdowns(tr, sc[0].Subchannel) {
 		g.Expect(e.T).To(gomega.BeNumerically(">=", last+overrideIdle),
-			"held until idle_timeout after the last session pick (%s), not the first (%s)", trace.FormatT(last), trace.FormatT(started(g, tr, "s1")))
+			"held until idle_timeout after the last session pick (%s), not the first (%s)", trace.FormatT(last), trace.FormatT(spec.RPCStart(g, tr, "s1")))
 	}
 }
 
@@ -164,9 +158,9 @@ func expectHeldFromLastUse(g gomega.Gomega, tr *trace.Trace) {
 // they come is A75's MAY (A75-OVERRIDE-SWEEP-SCHEDULE), left unchecked.
 func expectSweepsApart(g gomega.Gomega, tr *trace.Trace) {
 	fires := sweepFires(tr)
-	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps: %v", times(fires))
+	g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps: %v", spec.Times(fires))
 	for i := 1; i < len(fires); i++ {
-		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps should be at least 5 s apart: %v", times(fires))
+		g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", minSweepGap), "sweeps should be at least 5 s apart: %v", spec.Times(fires))
 	}
 }
 
@@ -178,8 +172,8 @@ func expectChildReports(g gomega.Gomega, tr *trace.Trace) {
 	p := spec.PicksOf(tr, "c1")
 	g.Expect(p).NotTo(gomega.BeEmpty())
 	last := p[len(p)-1]
-	g.Expect(last.Addr).To(gomega.Equal(b1), "c1 goes to the child's b1:\n%s", render(p))
-	g.Expect(last.SessionAddrs).To(gomega.Equal([]string{b1}), "the child's pick of b1 should report b1's address list for the cookie:\n%s", render(p))
+	g.Expect(last.Addr).To(gomega.Equal(b1), "c1 goes to the child's b1:%s", spec.Render(p))
+	g.Expect(last.SessionAddrs).To(gomega.Equal([]string{b1}), "the child's pick of b1 should report b1's address list for the cookie:%s", spec.Render(p))
 }
 
 // moveUpdate is when the channel got the resources moving b2 and b3 to

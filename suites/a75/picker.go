@@ -8,14 +8,9 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
-
-// cookieList is a session cookie naming addrs, in order.
-func cookieList(addrs ...string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie(addrs, ""))
-}
 
 // sessionPickerBranches walks xds_override_host's picker (A75, Changes in
 // xds_override_host LB Policy, pseudo-code) branch by branch. eds1
@@ -46,18 +41,18 @@ func sessionPickerBranches() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		Backend("b4", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
-		At(0, resources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
-	rpcs(b, time.Second, []string{"d1"}, cookieList(b2))
-	rpcs(b, 1100*time.Millisecond, []string{"d2"}, cookieList(b2, b3))
-	rpcs(b, 1200*time.Millisecond, []string{"n1", "n2"})
-	rpcs(b, 1300*time.Millisecond, []string{"r1"}, cookieList(b3, b1))
-	rpcs(b, 1400*time.Millisecond, []string{"r2"}, cookieList(b1, b3))
+		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
+	spec.SendRPCs(b, time.Second, []string{"d1"}, session.Cookie(b2))
+	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, session.Cookie(b2, b3))
+	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})
+	spec.SendRPCs(b, 1300*time.Millisecond, []string{"r1"}, session.Cookie(b3, b1))
+	spec.SendRPCs(b, 1400*time.Millisecond, []string{"r2"}, session.Cookie(b1, b3))
 	b.At(2*time.Second, scenario.Stop("b3"))
 	b.At(2500*time.Millisecond, scenario.Start("b3"))
-	rpcs(b, 3*time.Second, []string{"i1"}, cookieList(b3))
-	rpcs(b, 4*time.Second, []string{"f1"}, cookieList(b4))
+	spec.SendRPCs(b, 3*time.Second, []string{"i1"}, session.Cookie(b3))
+	spec.SendRPCs(b, 4*time.Second, []string{"f1"}, session.Cookie(b4))
 	s := b.End(6 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -66,23 +61,23 @@ func sessionPickerBranches() spec.Spec {
 		Agreement: agreement(s),
 		Checks: []spec.Check{
 			{Requirement: "A75-OVERRIDE-PICK-ELIGIBLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "d1")).To(gomega.Equal("b1"),
+				g.Expect(spec.ServedBy(g, tr, "d1")).To(gomega.Equal("b1"),
 					"b2 is DRAINING, not in override_host_status [UNKNOWN, HEALTHY]: the cookie should not be followed")
-				g.Expect(served(g, tr, "d2")).To(gomega.Equal("b3"),
+				g.Expect(spec.ServedBy(g, tr, "d2")).To(gomega.Equal("b3"),
 					"cookie [b2, b3]: b2 is not eligible, b3 is (in the map, HEALTHY enough, with no subchannel yet)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELIGIBLE", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))).To(gomega.BeEmpty(),
+				g.Expect(spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))).To(gomega.BeEmpty(),
 					"no subchannel should ever be made for DRAINING b2, though two cookies name it")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "d1")).To(gomega.Equal("b1"), "no eligible address: the child picker (b1)")
-				g.Expect(served(g, tr, "f1")).To(gomega.Equal("b1"),
+				g.Expect(spec.ServedBy(g, tr, "d1")).To(gomega.Equal("b1"), "no eligible address: the child picker (b1)")
+				g.Expect(spec.ServedBy(g, tr, "f1")).To(gomega.Equal("b1"),
 					"the only eligible address, b4, is in TRANSIENT_FAILURE: the child picker (b1)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-ELSE-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				sc := subchannelsOf(tr, spec.Addr(tr, "b4/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "f1's pick should create b4's subchannel:\n%s", render(sc))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b4/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1), "f1's pick should create b4's subchannel:%s", spec.Render(sc))
 				tf := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.Subchannel == sc[0].Subchannel && e.State == "TRANSIENT_FAILURE"
 				})
@@ -90,26 +85,26 @@ func sessionPickerBranches() spec.Spec {
 				p := spec.PicksOf(tr, "f1")
 				g.Expect(p).NotTo(gomega.BeEmpty())
 				last := p[len(p)-1]
-				g.Expect(last.Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "f1's last pick:\n%s", render(p))
-				g.Expect(last.T).To(gomega.BeNumerically(">=", tf[0].T), "f1 goes to the child once b4 is in TRANSIENT_FAILURE:\n%s", render(p))
+				g.Expect(last.Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "f1's last pick:%s", spec.Render(p))
+				g.Expect(last.T).To(gomega.BeNumerically(">=", tf[0].T), "f1 goes to the child once b4 is in TRANSIENT_FAILURE:%s", spec.Render(p))
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-NO-ATTR-DELEGATES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(servedAll(g, tr, "n1", "n2")).To(gomega.Equal([]string{"b1", "b1"}),
+				g.Expect(spec.ServedByEach(g, tr, "n1", "n2")).To(gomega.Equal([]string{"b1", "b1"}),
 					"RPCs without the session attribute go to the child, whose only endpoint is b1")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-NO-ATTR-DELEGATES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// b3's subchannel, READY since d2, is the policy's, not the child's.
-				g.Expect(readyBefore(tr, spec.Addr(tr, "b3/ipv4"), started(g, tr, "n1"))).To(gomega.BeTrue(),
+				g.Expect(readyBefore(tr, spec.Addr(tr, "b3/ipv4"), spec.RPCStart(g, tr, "n1"))).To(gomega.BeTrue(),
 					"b3's subchannel should be READY when n1 is sent")
 				for _, id := range []string{"n1", "n2"} {
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, by the child:\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, by the child:%s", id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")))
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "r1")).To(gomega.Equal("b3"), "cookie [b3, b1], both READY: the first in cookie order")
-				g.Expect(served(g, tr, "r2")).To(gomega.Equal("b1"), "cookie [b1, b3], both READY: the first in cookie order")
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b3"), "cookie [b3, b1], both READY: the first in cookie order")
+				g.Expect(spec.ServedBy(g, tr, "r2")).To(gomega.Equal("b1"), "cookie [b1, b3], both READY: the first in cookie order")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-READY", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				for _, c := range []struct {
@@ -117,7 +112,7 @@ func sessionPickerBranches() spec.Spec {
 					addr scenario.Addr
 				}{{"r1", "b3/ipv4"}, {"r2", "b1/ipv4"}} {
 					p := spec.PicksOf(tr, c.id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, no queueing:\n%s", c.id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once, no queueing:%s", c.id, spec.Render(p))
 					g.Expect(p[0].Addr).To(gomega.Equal(spec.Addr(tr, c.addr)))
 				}
 			}},
@@ -125,26 +120,26 @@ func sessionPickerBranches() spec.Spec {
 				expectConnectingQueues(g, tr, "d2", "b3/ipv4")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "i1")).To(gomega.Equal("b3"), "the session reaches b3 again once its subchannel reconnects")
+				g.Expect(spec.ServedBy(g, tr, "i1")).To(gomega.Equal("b3"), "the session reaches b3 again once its subchannel reconnects")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-IDLE-CONNECTS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				i1 := started(g, tr, "i1")
-				sc := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:\n%s", render(sc))
+				i1 := spec.RPCStart(g, tr, "i1")
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1), "b3 keeps one subchannel, reconnected, not replaced:%s", spec.Render(sc))
 				id := sc[0].Subchannel
 				st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
 					return e.Subchannel == id && e.T < i1
 				})
 				g.Expect(st).NotTo(gomega.BeEmpty())
-				g.Expect(st[len(st)-1].State).To(gomega.Equal("IDLE"), "b3's subchannel should be IDLE when i1 is sent:\n%s", render(st))
+				g.Expect(st[len(st)-1].State).To(gomega.Equal("IDLE"), "b3's subchannel should be IDLE when i1 is sent:%s", spec.Render(st))
 				conn := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelConnect), func(e trace.Event) bool {
 					return e.Subchannel == id && e.T >= i1
 				})
 				g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b3's IDLE subchannel to connect")
 				g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 				p := spec.PicksOf(tr, "i1")
-				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:\n%s", render(p))
-				g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:\n%s", render(p))
+				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))
+				g.Expect(p[0].Detail).To(gomega.Equal("queued"), "i1's first pick queues:%s", spec.Render(p))
 				g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(id))
 			}},
 		},
@@ -156,8 +151,8 @@ func sessionPickerBranches() spec.Spec {
 // connection attempt was made for addr until it was READY (A75: "if none
 // is READY or IDLE but one is CONNECTING, queue").
 func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr scenario.Addr) {
-	sc := subchannelsOf(tr, spec.Addr(tr, addr))
-	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for %s:\n%s", addr, render(sc))
+	sc := spec.SubchannelsOf(tr, spec.Addr(tr, addr))
+	g.Expect(sc).To(gomega.HaveLen(1), "one subchannel for %s:%s", addr, spec.Render(sc))
 	sub := sc[0].Subchannel
 	of := func(k trace.Kind, state string) []trace.Event {
 		return trace.Select(tr.Events, trace.OfKind(k), func(e trace.Event) bool {
@@ -170,23 +165,17 @@ func expectConnectingQueues(g gomega.Gomega, tr *trace.Trace, id string, addr sc
 	from, to := connecting[0].T, ready[0].T
 	p := spec.PicksOf(tr, id)
 	during := trace.Select(p, func(e trace.Event) bool { return e.T >= from && e.T < to })
-	g.Expect(during).NotTo(gomega.BeEmpty(), "%s should be picked while %s is CONNECTING:\n%s", id, addr, render(p))
+	g.Expect(during).NotTo(gomega.BeEmpty(), "%s should be picked while %s is CONNECTING:%s", id, addr, spec.Render(p))
 	g.Expect(during).To(gomega.HaveEach(gomega.HaveField("Detail", "queued")),
-		"%s's picks while %s is CONNECTING should queue:\n%s", id, addr, render(p))
+		"%s's picks while %s is CONNECTING should queue:%s", id, addr, spec.Render(p))
 	conns := trace.Select(of(trace.KindSubchannelConnect, ""), func(e trace.Event) bool { return e.T < to })
-	g.Expect(conns).To(gomega.HaveLen(1), "one connection attempt for %s until READY, not one per pick:\n%s", addr, render(conns))
+	g.Expect(conns).To(gomega.HaveLen(1), "one connection attempt for %s until READY, not one per pick:%s", addr, spec.Render(conns))
 	g.Expect(p[len(p)-1].Subchannel).To(gomega.Equal(sub), "%s is picked on %s's subchannel once READY", id, addr)
 }
 
 // readyBefore reports whether the last state the subchannel for addr
 // reported before t is READY.
 func readyBefore(tr *trace.Trace, addr string, t time.Duration) bool {
-	sc := subchannelsOf(tr, addr)
-	if len(sc) == 0 {
-		return false
-	}
-	st := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelState), func(e trace.Event) bool {
-		return e.Subchannel == sc[len(sc)-1].Subchannel && e.T < t
-	})
-	return len(st) > 0 && st[len(st)-1].State == "READY"
+	sc := spec.SubchannelsOf(tr, addr)
+	return len(sc) > 0 && spec.SubchannelStateBefore(tr, sc[len(sc)-1].Subchannel, t) == "READY"
 }

@@ -9,19 +9,13 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
-	"github.com/conformlab/conform/reference/overridehost"
+	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
 )
 
 // sessionIdle is the cluster's idle_timeout in the session spec: short,
 // so that the run sees the sweep let go of the connections it held.
 const sessionIdle = 10 * time.Second
-
-// cookie is the session cookie (conform's stand-in for the StatefulSession
-// filter: reference/overridehost) naming one address.
-func cookie(addr string) scenario.RPCOption {
-	return scenario.Metadata(overridehost.SessionHeader, overridehost.EncodeCookie([]string{addr}, ""))
-}
 
 // sessionFollowsEndpointAcrossPriorities is A75's motivating case. eds1
 // (round_robin, idle_timeout 10 s) has b1 and b2 in priority 0 and b3 in
@@ -36,7 +30,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	cluster := eds("eds1", scenario.XDSRoundRobin)
 	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(sessionIdle / time.Second)})
 	res := func(p0, p1 []scenario.Addr) scenario.XDSResources {
-		return resources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
+		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
 	}
 	b := scenario.New("session-follows-endpoint-across-priorities").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
@@ -44,14 +38,14 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
-		XDS(listener).
+		XDS(spec.XDSListener).
 		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
-	rpcs(b, time.Second, []string{"s1"}, cookie(b2))
-	rpcs(b, 1100*time.Millisecond, []string{"n1"})
+	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
+	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
 	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
-	rpcs(b, 3*time.Second, []string{"s2", "s3"}, cookie(b2))
-	rpcs(b, 3100*time.Millisecond, []string{"n2", "n3"})
-	rpcs(b, 3200*time.Millisecond, []string{"t1"}, cookie(b3))
+	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, session.Cookie(b2))
+	spec.SendRPCs(b, 3100*time.Millisecond, []string{"n2", "n3"})
+	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, session.Cookie(b3))
 	s := b.End(21 * time.Second).MustBuild()
 
 	return spec.Spec{
@@ -61,28 +55,28 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Labels:    []string{spec.LabelSlow},
 		Checks: []spec.Check{
 			{Requirement: "A75-SSA-ACROSS-PRIORITIES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "s1")).To(gomega.Equal("b2"), "the session's cookie names b2")
-				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.Equal([]string{"b2", "b2"}),
+				g.Expect(spec.ServedBy(g, tr, "s1")).To(gomega.Equal("b2"), "the session's cookie names b2")
+				g.Expect(spec.ServedByEach(g, tr, "s2", "s3")).To(gomega.Equal([]string{"b2", "b2"}),
 					"after b2 moved to priority 1 the session should still reach b2")
-				g.Expect(servedAll(g, tr, "n2", "n3")).To(gomega.Equal([]string{"b1", "b1"}),
+				g.Expect(spec.ServedByEach(g, tr, "n2", "n3")).To(gomega.Equal([]string{"b1", "b1"}),
 					"RPCs without a session should stay on priority 0, now b1 alone")
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"),
+				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"),
 					"a cookie naming b3, in a priority never started, should still reach b3")
 			}},
 			{Requirement: "A75-SSA-INACTIVE-PRIORITY-ENDPOINT", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
-				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:\n%s", render(news))
-				g.Expect(news[0].T).To(gomega.BeNumerically(">=", started(g, tr, "t1")),
+				news := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				g.Expect(news).To(gomega.HaveLen(1), "one subchannel for b3:%s", spec.Render(news))
+				g.Expect(news[0].T).To(gomega.BeNumerically(">=", spec.RPCStart(g, tr, "t1")),
 					"b3's subchannel should be made for the session's RPC (priority 1 never started)")
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-CREATES-SUBCHANNEL", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				t1 := started(g, tr, "t1")
-				news := subchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
+				t1 := spec.RPCStart(g, tr, "t1")
+				news := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).NotTo(gomega.BeEmpty(), "a subchannel should be created for b3, the cookie's address")
 				g.Expect(news[0].T-t1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "created by the pick of t1, at once")
-				g.Expect(served(g, tr, "t1")).To(gomega.Equal("b3"))
+				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"))
 			}},
 			{Requirement: "A75-OVERRIDE-PICK-CONNECTING-QUEUES", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectConnectingQueues(g, tr, "t1", "b3/ipv4")
@@ -90,19 +84,19 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-OVERRIDE-PICK-READY", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// After the move only priority 0 (b1) is the child's: b2's
 				// READY subchannel is reached by the override picker alone.
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				for _, id := range []string{"s2", "s3"} {
-					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), started(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
+					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), spec.RPCStart(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:\n%s", id, render(p))
+					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:%s", id, spec.Render(p))
 					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
-				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:\n%s", render(sc))
-				last := started(g, tr, "s3")
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				g.Expect(sc).To(gomega.HaveLen(1), "b2 should keep the one subchannel made before the move:%s", spec.Render(sc))
+				last := spec.RPCStart(g, tr, "s3")
 				for _, e := range shutdowns(tr, sc[0].Subchannel) {
 					g.Expect(e.T).To(gomega.BeNumerically(">", last),
 						"b2's subchannel, dropped by priority 0's round_robin at the move, should be held for the session")
@@ -111,32 +105,32 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 			{Requirement: "A75-SSA-UNOWNED-ANY-HEALTH", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// b2 has no health status (UNKNOWN), not DRAINING: its
 				// subchannel is held all the same.
-				sc := subchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(sc).To(gomega.HaveLen(1))
 				g.Expect(shutdowns(tr, sc[0].Subchannel)).To(gomega.HaveEach(
-					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", started(g, tr, "s3")))))
-				g.Expect(servedAll(g, tr, "s2", "s3")).To(gomega.HaveEach("b2"))
+					gomega.WithTransform(func(e trace.Event) time.Duration { return e.T }, gomega.BeNumerically(">", spec.RPCStart(g, tr, "s3")))))
+				g.Expect(spec.ServedByEach(g, tr, "s2", "s3")).To(gomega.HaveEach("b2"))
 			}},
 			{Requirement: "A75-SSA-RETAIN-ONLY-IN-SESSION", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				lastUse := started(g, tr, "t1")
+				lastUse := spec.RPCStart(g, tr, "t1")
 				for _, a := range []scenario.Addr{"b2/ipv4", "b3/ipv4"} {
-					sc := subchannelsOf(tr, spec.Addr(tr, a))
+					sc := spec.SubchannelsOf(tr, spec.Addr(tr, a))
 					g.Expect(sc).NotTo(gomega.BeEmpty())
 					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
 					g.Expect(sd).To(gomega.HaveLen(1), "%s's connection, unused by any session since %s, should be let go", a, trace.FormatT(lastUse))
 				}
-				sc := subchannelsOf(tr, spec.Addr(tr, "b1/ipv4"))
+				sc := spec.SubchannelsOf(tr, spec.Addr(tr, "b1/ipv4"))
 				g.Expect(sc).NotTo(gomega.BeEmpty())
 				during := trace.Select(shutdowns(tr, sc[0].Subchannel), func(e trace.Event) bool { return e.T < tr.Header.Scenario.End })
 				g.Expect(during).To(gomega.BeEmpty(), "b1, the child's, should be kept (until the run closes the channel)")
 			}},
 			{Requirement: "A75-OVERRIDE-SWEEP-UNREF", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				lastB2, lastB3 := started(g, tr, "s3"), started(g, tr, "t1")
+				lastB2, lastB3 := spec.RPCStart(g, tr, "s3"), spec.RPCStart(g, tr, "t1")
 				for _, c := range []struct {
 					addr scenario.Addr
 					last time.Duration
 				}{{"b2/ipv4", lastB2}, {"b3/ipv4", lastB3}} {
-					sc := subchannelsOf(tr, spec.Addr(tr, c.addr))
+					sc := spec.SubchannelsOf(tr, spec.Addr(tr, c.addr))
 					g.Expect(sc).NotTo(gomega.BeEmpty())
 					sd := shutdowns(tr, sc[len(sc)-1].Subchannel)
 					g.Expect(sd).To(gomega.HaveLen(1), "%s's subchannel should be released by a sweep", c.addr)
@@ -146,7 +140,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 					g.Expect(slices.ContainsFunc(fires, func(e trace.Event) bool {
 						return (sd[0].T - e.T).Abs() <= spec.Within(tr, labSlack)
 					})).To(gomega.BeTrue(),
-						"released by a sweep (sweeps at %v)", times(fires))
+						"released by a sweep (sweeps at %v)", spec.Times(fires))
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-SWEEP-MIN-5S", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -154,19 +148,11 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(len(fires)).To(gomega.BeNumerically(">=", 2), "the run should see at least two sweeps")
 				for i := 1; i < len(fires); i++ {
 					g.Expect(fires[i].T-fires[i-1].T).To(gomega.BeNumerically(">=", 5*time.Second),
-						"sweeps should be at least 5 s apart: %v", times(fires))
+						"sweeps should be at least 5 s apart: %v", spec.Times(fires))
 				}
 			}},
 		},
 	}
-}
-
-// subchannelsOf are the subchannel-new events of subchannels whose first
-// address is addr.
-func subchannelsOf(tr *trace.Trace, addr string) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelNew), func(e trace.Event) bool {
-		return len(e.Addrs) > 0 && e.Addrs[0] == addr
-	})
 }
 
 // shutdowns are the subchannel-shutdown events of subchannel id.
@@ -177,12 +163,4 @@ func shutdowns(tr *trace.Trace, id string) []trace.Event {
 // sweepFires are the firings of xds_override_host's sweep timer.
 func sweepFires(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindTimerFire), func(e trace.Event) bool { return e.Timer == sweepTimer })
-}
-
-func times(evs []trace.Event) []string {
-	var out []string
-	for _, e := range evs {
-		out = append(out, trace.FormatT(e.T))
-	}
-	return out
 }

@@ -1,7 +1,8 @@
 // Package a75 is the suite for gRFC A75 (xDS aggregate cluster behavior
 // fixes), as specs the Ginkgo suite and `conform run` both execute. Every
-// scenario is an xDS one: the client resolves "xds:///" + listener through
-// the management server, whose resources follow the scenario's xds steps.
+// scenario is an xDS one: the client resolves "xds:///" + spec.XDSListener
+// through the management server, whose resources follow the scenario's xds
+// steps.
 //
 // Files by section: aggregate.go (Aggregate Cluster Changes; Rationale:
 // nested aggregates), backcompat.go (Aggregate Cluster Changes: the
@@ -13,8 +14,6 @@
 package a75
 
 import (
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -33,13 +32,6 @@ const (
 	sectionIdleTimeout = "Reading the idle_timeout field in CDS"
 	sectionSSA         = "Stateful Session Affinity Changes"
 	sectionOverride    = "Changes in xds_override_host LB Policy"
-)
-
-// listener and routeConfig name the xDS resources every scenario's client
-// starts from: the listener routes every RPC to one cluster.
-const (
-	listener    = "svc.conform"
-	routeConfig = "rc"
 )
 
 // labSlack is how far a lab timing may stray from the simulated one: wall
@@ -77,17 +69,6 @@ func Specs() []spec.Spec {
 	return append(specs, idleTimeoutSpecs()...)
 }
 
-// resources is a state of the world whose listener routes to root, with
-// clusters and load assignments.
-func resources(root string, clusters []scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
-	return scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: listener, RouteConfig: routeConfig}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: routeConfig, Cluster: root}},
-		Clusters:     clusters,
-		Endpoints:    las,
-	}
-}
-
 // eds is an EDS cluster with the given LB policy ("" is round_robin).
 func eds(name, lb string) scenario.XDSCluster {
 	return scenario.XDSCluster{Name: name, Type: scenario.ClusterEDS, LBPolicy: lb}
@@ -123,90 +104,14 @@ func concrete(name string, index int, fam scenario.Family) string {
 	return runner.AddrOf(name, index, fam)
 }
 
-// The xDS resource types, as xds-request events name them.
-const (
-	typeCDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
-)
-
-// xdsRequests are tr's xds-request events for typeURL of kind xds
-// (trace.XDSACK, trace.XDSNACK, trace.XDSSubscribe), in time order.
-func xdsRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
-		return e.TypeURL == typeURL && e.XDS == xds
-	})
-}
-
-// acked reports whether the client ACKed version v of typeURL.
-func acked(tr *trace.Trace, typeURL, v string) bool {
-	return slices.ContainsFunc(xdsRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
-}
-
 // expectACK checks that version v of typeURL was ACKed and never NACKed.
 func expectACK(g gomega.Gomega, tr *trace.Trace, typeURL, v string) {
-	g.Expect(acked(tr, typeURL, v)).To(gomega.BeTrue(), "version %s of %s should be ACKed; requests:\n%s", v, typeURL, render(xdsAll(tr)))
-	g.Expect(xdsRequests(tr, typeURL, trace.XDSNACK)).To(gomega.BeEmpty(), "nothing of %s should be NACKed", typeURL)
-}
-
-// xdsAll is every xds-request of tr.
-func xdsAll(tr *trace.Trace) []trace.Event {
-	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest))
-}
-
-// served is the backend that answered RPC id ("" when it failed), and
-// whether the RPC has exactly one result.
-func served(g gomega.Gomega, tr *trace.Trace, id string) string {
-	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
-	g.Expect(res).To(gomega.HaveLen(1), "RPC %s should have exactly one result", id)
-	g.Expect(res[0].Code).To(gomega.Or(gomega.BeEmpty(), gomega.Equal("OK")), "RPC %s should succeed: %s", id, res[0].Err)
-	return res[0].Backend
-}
-
-// servedAll is the backends that answered ids, in order.
-func servedAll(g gomega.Gomega, tr *trace.Trace, ids ...string) []string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = served(g, tr, id)
-	}
-	return out
-}
-
-// rpcIDs are prefix1 … prefixN.
-func rpcIDs(prefix string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = prefix + string(rune('1'+i))
-	}
-	return out
-}
-
-// rpcs sends the RPCs ids one every 10 ms from at, each wait_for_ready
-// with a deadline of 5 s.
-func rpcs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) *scenario.Builder {
-	for i, id := range ids {
-		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
-		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
-	}
-	return b
+	g.Expect(spec.ACKed(tr, typeURL, v)).To(gomega.BeTrue(), "version %s of %s should be ACKed; requests:%s", v, typeURL, spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+	g.Expect(spec.XDSRequests(tr, typeURL, trace.XDSNACK)).To(gomega.BeEmpty(), "nothing of %s should be NACKed", typeURL)
 }
 
 // configs are tr's config-update events: the LB policy tree the resolver
 // gave the channel, each time it changed (Detail: the JSON).
 func configs(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindConfigUpdate))
-}
-
-// started is the time of the rpc-start of RPC id.
-func started(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
-	g.Expect(evs).NotTo(gomega.BeEmpty(), "RPC %s should have started", id)
-	return evs[0].T
-}
-
-// render lists events one per line for a failure message.
-func render(evs []trace.Event) string {
-	var b strings.Builder
-	for _, e := range evs {
-		b.WriteString("  " + e.String() + "\n")
-	}
-	return b.String()
 }

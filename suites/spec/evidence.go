@@ -87,6 +87,18 @@ func StateIs(tr *trace.Trace, st string) trace.Pred {
 	return func(e trace.Event) bool { return e.Kind == trace.KindChannelState && e.State == st }
 }
 
+// Attempts are the connection attempts among evs: the SYNs that are not
+// retransmissions, as the capture sees them (the simulator models them),
+// in time order.
+func Attempts(evs []trace.Event) []trace.Event {
+	return trace.Select(evs, func(e trace.Event) bool { return e.Kind == trace.KindSYN && !e.Retransmit })
+}
+
+// AttemptsTo are the connection attempts among evs to addr.
+func AttemptsTo(evs []trace.Event, addr string) []trace.Event {
+	return trace.Select(Attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
+}
+
 // Refusals are the times the connection attempts to addr were refused, as
 // the capture saw them (an RST answering a SYN). An attempt that hangs
 // (dropped SYNs) is not seen to fail before its deadline.
@@ -96,6 +108,30 @@ func Refusals(tr *trace.Trace, addr string) []time.Duration {
 		if e.Addr == addr {
 			out = append(out, e.T)
 		}
+	}
+	return out
+}
+
+// FailureCountReached are the times the count of connection failures to
+// addrs after `after` (every one when after is negative), seen from
+// outside (Refusals, counted across the addresses, in time order), reached
+// n, 2n, 3n, …: the times A61 (Happy Eyeballs in the pick_first LB Policy)
+// has pick_first request re-resolution once its first pass is over, n being
+// its number of subchannels ("when that number reaches the number of
+// subchannels"). A last round short of n failures has no time.
+func FailureCountReached(tr *trace.Trace, after time.Duration, n int, addrs ...string) []time.Duration {
+	var fs []time.Duration
+	for _, a := range addrs {
+		for _, t := range Refusals(tr, a) {
+			if t > after {
+				fs = append(fs, t)
+			}
+		}
+	}
+	slices.Sort(fs)
+	var out []time.Duration
+	for k := n - 1; k < len(fs); k += n {
+		out = append(out, fs[k])
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/runner"
@@ -30,4 +31,27 @@ func Within(tr *trace.Trace, lab time.Duration) time.Duration {
 // Of returns the events of tr with kind k, in time order.
 func Of(tr *trace.Trace, ks ...trace.Kind) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(ks...))
+}
+
+// Render lists events one per line, indented, for a failure message:
+// "…:%s" with Render(evs) reads "…:" and the events below it, or
+// "…: (none)".
+func Render(evs []trace.Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.WriteString("\n  " + e.String())
+	}
+	if b.Len() == 0 {
+		return " (none)"
+	}
+	return b.String()
+}
+
+// Times are the events' times (trace.FormatT), for a failure message.
+func Times(evs []trace.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = trace.FormatT(e.T)
+	}
+	return out
 }

@@ -6,6 +6,13 @@
 // per mode (Describe generates them); `conform run` evaluates the very same
 // Specs without Ginkgo. So a requirement is checked in one place, whichever
 // way the suites are run.
+//
+// The package also holds what the checks of every suite read, each with
+// one definition: evidence.go (the channel's states, connection attempts
+// and failures, re-resolutions, picks, whoever produced the trace), rpc.go
+// (sending RPCs and reading their results), xds.go (the xDS state of the
+// world and the client's ACKs and NACKs), subchannel.go (the policy's
+// subchannels), helpers.go (addresses, tolerances, failure messages).
 package spec
 
 import (

@@ -1,0 +1,63 @@
+package spec
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// TestFailureCountReached_EveryNthAcrossAddresses verifies that the count
+// runs across addresses in time order, starts after `after`, and leaves out
+// a last round short of n.
+func TestFailureCountReached_EveryNthAcrossAddresses(t *testing.T) {
+	rst := func(ms int, addr string) trace.Event {
+		return trace.Event{T: time.Duration(ms) * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindRST, Addr: addr}
+	}
+	const a, b, c = "198.18.0.1:443", "198.18.0.2:443", "198.18.0.3:443"
+	tr := &trace.Trace{Events: []trace.Event{
+		rst(10, a), rst(20, b), rst(30, a), rst(40, a), rst(50, c), rst(60, b), rst(70, a),
+	}}
+	ms := func(ts ...int) []time.Duration {
+		var out []time.Duration
+		for _, t := range ts {
+			out = append(out, time.Duration(t)*time.Millisecond)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		after time.Duration
+		n     int
+		addrs []string
+		want  []time.Duration
+	}{
+		{-1, 2, []string{a, b}, ms(20, 40, 70)},                // a, b | a, a | b, a
+		{20 * time.Millisecond, 2, []string{a, b}, ms(40, 70)}, // the failure at `after` is not counted
+		{-1, 3, []string{b, a}, ms(30, 70)},                    // a, b, a | a, b, a
+		{-1, 2, []string{c}, nil},                              // one failure: no round
+	} {
+		if got := FailureCountReached(tr, tc.after, tc.n, tc.addrs...); !slices.Equal(got, tc.want) {
+			t.Errorf("FailureCountReached(after %v, n %d, %v) = %v, want %v", tc.after, tc.n, tc.addrs, got, tc.want)
+		}
+	}
+}
+
+// TestAttempts_FreshSYNsOnly verifies that a retransmitted SYN and other
+// kinds are not connection attempts.
+func TestAttempts_FreshSYNsOnly(t *testing.T) {
+	const a, b = "198.18.0.1:443", "198.18.0.2:443"
+	syn := func(ms int, addr string, retransmit bool) trace.Event {
+		return trace.Event{T: time.Duration(ms) * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: addr, Retransmit: retransmit}
+	}
+	evs := []trace.Event{
+		syn(1, a, false), syn(2, b, false), {T: 3 * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindRST, Addr: a},
+		syn(1001, b, true), syn(1200, a, false),
+	}
+	if got := Attempts(evs); len(got) != 3 || got[0].T != time.Millisecond || got[2].T != 1200*time.Millisecond {
+		t.Errorf("Attempts = %v, want the SYNs at 1ms, 2ms and 1.2s", got)
+	}
+	if got := AttemptsTo(evs, b); len(got) != 1 || got[0].T != 2*time.Millisecond {
+		t.Errorf("AttemptsTo(b) = %v, want the SYN at 2ms", got)
+	}
+}

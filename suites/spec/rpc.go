@@ -1,0 +1,84 @@
+package spec
+
+import (
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// RPCs: sending them from a scenario, and reading what became of them.
+// Every runner records an RPC's start (rpc-start) and its one result
+// (rpc-result: the backend that answered, or the status code), so these
+// read the same in every trace.
+
+// RPCIDs are prefix1 … prefixN.
+func RPCIDs(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = prefix + string(rune('1'+i))
+	}
+	return out
+}
+
+// SendRPCs sends the RPCs ids one every 10 ms from at, each wait_for_ready
+// with a deadline of 5 s; opts add to those or override them.
+func SendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scenario.RPCOption) *scenario.Builder {
+	for i, id := range ids {
+		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
+		b.At(at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
+	}
+	return b
+}
+
+// RPCStart is when RPC id was sent (its rpc-start); the check fails if it
+// never was.
+func RPCStart(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
+	evs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
+	g.ExpectWithOffset(1, evs).NotTo(gomega.BeEmpty(), "RPC %s should have been sent", id)
+	return evs[0].T
+}
+
+// RPCResult is RPC id's result; the check fails unless it has exactly one.
+func RPCResult(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
+	return rpcResult(g, tr, id)
+}
+
+// rpcResult is RPCResult for the helpers of this file: a failure is
+// reported at their caller's caller.
+func rpcResult(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
+	res := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
+	g.ExpectWithOffset(2, res).To(gomega.HaveLen(1), "RPC %s should have exactly one result:%s", id, Render(res))
+	return res[0]
+}
+
+// succeeded reports whether an rpc-result is a success (status OK).
+func succeeded(r trace.Event) bool {
+	return r.Code == "" || r.Code == "OK"
+}
+
+// ServedBy is the backend that answered RPC id; the check fails unless the
+// RPC has exactly one result, a success.
+func ServedBy(g gomega.Gomega, tr *trace.Trace, id string) string {
+	r := rpcResult(g, tr, id)
+	g.ExpectWithOffset(1, succeeded(r)).To(gomega.BeTrue(), "RPC %s should succeed: %s %s", id, r.Code, r.Err)
+	return r.Backend
+}
+
+// ServedByEach is ServedBy of each of ids, in order.
+func ServedByEach(g gomega.Gomega, tr *trace.Trace, ids ...string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = ServedBy(g, tr, id)
+	}
+	return out
+}
+
+// ExpectFailed checks that RPC id has exactly one result, a failure (any
+// status but OK).
+func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
+	r := rpcResult(g, tr, id)
+	g.ExpectWithOffset(1, succeeded(r)).To(gomega.BeFalse(), "RPC %s should fail; it was answered by %s", id, r.Backend)
+}

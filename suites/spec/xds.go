@@ -1,0 +1,51 @@
+package spec
+
+import (
+	"slices"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// xDS: the state of the world the suites' scenarios serve, and what the
+// client answered (its xds-request events: subscriptions, ACKs and NACKs).
+
+// The names of the xDS resources every xDS scenario's client starts from:
+// the client's target is "xds:///" + XDSListener, whose listener routes
+// every RPC, through route configuration XDSRouteConfig, to one cluster.
+const (
+	XDSListener    = "svc.conform"
+	XDSRouteConfig = "rc"
+)
+
+// XDSResources is a state of the world whose listener (XDSListener) routes
+// every RPC to cluster root, with clusters and their load assignments.
+func XDSResources(root string, clusters []scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
+	return scenario.XDSResources{
+		Listeners:    []scenario.XDSListener{{Name: XDSListener, RouteConfig: XDSRouteConfig}},
+		RouteConfigs: []scenario.XDSRouteConfig{{Name: XDSRouteConfig, Cluster: root}},
+		Clusters:     clusters,
+		Endpoints:    las,
+	}
+}
+
+// The type URLs of the resources the checks read (A27: a Cluster is a CDS
+// resource, a ClusterLoadAssignment an EDS one), as xds-request events
+// name them.
+const (
+	TypeCDS = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
+	TypeEDS = "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"
+)
+
+// XDSRequests are tr's xds-request events for typeURL of kind xds
+// (trace.XDSACK, trace.XDSNACK, trace.XDSSubscribe), in time order.
+func XDSRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest), func(e trace.Event) bool {
+		return e.TypeURL == typeURL && e.XDS == xds
+	})
+}
+
+// ACKed reports whether the client ACKed version v of typeURL.
+func ACKed(tr *trace.Trace, typeURL, v string) bool {
+	return slices.ContainsFunc(XDSRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
+}
