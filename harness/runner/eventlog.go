@@ -9,11 +9,11 @@ import (
 	"github.com/conformlab/conform/harness/trace"
 )
 
-// EventLog is a wall-time run's events (a lab run's, the runner's or a
+// eventLog is a wall-time run's events (a lab run's, the runner's or a
 // driver's) in arrival order, append-only as the timeline's incremental
 // watches need, on the scenario's timebase. It gives a lab run its now, events
 // and Advance. Its methods may be called from any goroutine.
-type EventLog struct {
+type eventLog struct {
 	clock func() time.Duration // the run's clock (the lab's), from any zero
 
 	mu      sync.Mutex
@@ -22,16 +22,16 @@ type EventLog struct {
 	changed chan struct{} // closed and replaced on every Add
 }
 
-// NewEventLog returns an empty log on clock's timebase (a lab's Now); the
+// newEventLog returns an empty log on clock's timebase (a lab's Now); the
 // scenario's time is clock's until Start.
-func NewEventLog(clock func() time.Duration) *EventLog {
-	return &EventLog{clock: clock, changed: make(chan struct{})}
+func newEventLog(clock func() time.Duration) *eventLog {
+	return &eventLog{clock: clock, changed: make(chan struct{})}
 }
 
 // Start makes the clock's current time the scenario's time zero. Events
 // recorded before (setting up the channel, the driver starting) are stamped
 // zero.
-func (l *EventLog) Start() {
+func (l *eventLog) Start() {
 	base := l.clock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -42,7 +42,7 @@ func (l *EventLog) Start() {
 }
 
 // Add records e, stamped on the clock's timebase, on the scenario's.
-func (l *EventLog) Add(e trace.Event) {
+func (l *eventLog) Add(e trace.Event) {
 	l.mu.Lock()
 	e.T = max(0, e.T-l.base)
 	l.evs = append(l.evs, e)
@@ -52,21 +52,21 @@ func (l *EventLog) Add(e trace.Event) {
 }
 
 // Now is the time since the scenario started.
-func (l *EventLog) Now() time.Duration {
+func (l *eventLog) Now() time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.clock() - l.base
 }
 
 // Events are the events so far, in arrival order.
-func (l *EventLog) Events() []trace.Event {
+func (l *eventLog) Events() []trace.Event {
 	evs, _ := l.snapshot()
 	return evs
 }
 
 // Sorted are the events so far in time order (arrival order among equal
 // times).
-func (l *EventLog) Sorted() []trace.Event {
+func (l *eventLog) Sorted() []trace.Event {
 	evs, _ := l.snapshot()
 	slices.SortStableFunc(evs, func(a, b trace.Event) int { return int(a.T - b.T) })
 	return evs
@@ -74,7 +74,7 @@ func (l *EventLog) Sorted() []trace.Event {
 
 // Advance waits, on wall time, until cond holds or Now reaches until: it
 // checks cond again after every Add.
-func (l *EventLog) Advance(ctx context.Context, cond func() bool, until time.Duration) error {
+func (l *eventLog) Advance(ctx context.Context, cond func() bool, until time.Duration) error {
 	for {
 		_, changed := l.snapshot()
 		if cond() {
@@ -96,7 +96,7 @@ func (l *EventLog) Advance(ctx context.Context, cond func() bool, until time.Dur
 	}
 }
 
-func (l *EventLog) snapshot() ([]trace.Event, <-chan struct{}) {
+func (l *eventLog) snapshot() ([]trace.Event, <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(l.evs), l.changed

@@ -17,7 +17,7 @@ import (
 func TestEventLog_StartRestampsAndAdvanceWakesOnAdd(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(int64(5 * time.Second))
-	l := NewEventLog(func() time.Duration { return time.Duration(clock.Load()) })
+	l := newEventLog(func() time.Duration { return time.Duration(clock.Load()) })
 	l.Add(trace.Event{T: 4 * time.Second, Kind: trace.KindNote, Detail: "before"})
 	l.Start()
 	if got := l.Now(); got != 0 {

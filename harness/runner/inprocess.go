@@ -111,7 +111,7 @@ func (c *inProcess) serviceConfig(policy, config string) string {
 
 // timedSink stamps recorder events on the lab's timebase.
 type timedSink struct {
-	log *EventLog
+	log *eventLog
 	lab *netlab.Lab
 }
 

@@ -45,7 +45,7 @@ type labClient interface {
 type labRun struct {
 	s      *scenario.Scenario
 	lab    *netlab.Lab
-	log    *EventLog // on the lab's clock
+	log    *eventLog // on the lab's clock
 	client labClient
 	name   string // the implementation, as the trace names it
 
@@ -66,7 +66,7 @@ func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	lr := &labRun{s: s, client: c, name: impl.String()}
-	lr.log = NewEventLog(func() time.Duration { return lr.lab.Now() })
+	lr.log = newEventLog(func() time.Duration { return lr.lab.Now() })
 	cfg := netlab.Config{Capture: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
 	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
