@@ -12,6 +12,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -21,19 +22,19 @@ type report struct {
 	disagree map[string]error
 	wall     time.Duration
 	parallel int
-	rows     []string                                // requirement IDs, sorted by doc then ID
-	cell     map[string]map[trace.Mode][]spec.Result // requirement → mode → results
+	rows     []string                                   // requirement IDs, sorted by doc then ID
+	cell     map[string]map[trace.Mode][]verdict.Result // requirement → mode → results
 	modes    []trace.Mode
 }
 
 func newReport(outcomes []spec.Outcome, disagree map[string]error, wall time.Duration, parallel int) *report {
-	r := &report{outcomes: outcomes, disagree: disagree, wall: wall, parallel: parallel, cell: map[string]map[trace.Mode][]spec.Result{}}
+	r := &report{outcomes: outcomes, disagree: disagree, wall: wall, parallel: parallel, cell: map[string]map[trace.Mode][]verdict.Result{}}
 	seenMode := map[trace.Mode]bool{}
 	for _, o := range outcomes {
 		seenMode[o.Mode] = true
 		for _, res := range o.Results {
 			if r.cell[res.Requirement] == nil {
-				r.cell[res.Requirement] = map[trace.Mode][]spec.Result{}
+				r.cell[res.Requirement] = map[trace.Mode][]verdict.Result{}
 				r.rows = append(r.rows, res.Requirement)
 			}
 			r.cell[res.Requirement][o.Mode] = append(r.cell[res.Requirement][o.Mode], res)
@@ -50,12 +51,12 @@ func newReport(outcomes []spec.Outcome, disagree map[string]error, wall time.Dur
 
 // verdictOf folds several results into one: error beats fail beats pass
 // beats not-applicable.
-func verdictOf(rs []spec.Result) spec.Verdict {
+func verdictOf(rs []verdict.Result) verdict.Verdict {
 	if len(rs) == 0 {
 		return ""
 	}
-	rank := map[spec.Verdict]int{spec.NotApplicable: 0, spec.Pass: 1, spec.Fail: 2, spec.Error: 3}
-	v := spec.NotApplicable
+	rank := map[verdict.Verdict]int{verdict.NotApplicable: 0, verdict.Pass: 1, verdict.Fail: 2, verdict.Error: 3}
+	v := verdict.NotApplicable
 	for _, r := range rs {
 		if rank[r.Verdict] > rank[v] {
 			v = r.Verdict
@@ -70,7 +71,7 @@ func (r *report) allPass() bool {
 	}
 	for _, o := range r.outcomes {
 		for _, res := range o.Results {
-			if res.Verdict != spec.Pass {
+			if res.Verdict != verdict.Pass {
 				return false
 			}
 		}
@@ -85,13 +86,13 @@ func (r *report) print(w io.Writer) {
 		fmt.Fprintf(w, " %-14s", m)
 	}
 	fmt.Fprintln(w, " text")
-	totals := map[trace.Mode]map[spec.Verdict]int{}
+	totals := map[trace.Mode]map[verdict.Verdict]int{}
 	for _, id := range r.rows {
 		fmt.Fprintf(w, "%-36s", id)
 		for _, m := range r.modes {
 			v := verdictOf(r.cell[id][m])
 			if totals[m] == nil {
-				totals[m] = map[spec.Verdict]int{}
+				totals[m] = map[verdict.Verdict]int{}
 			}
 			if v != "" {
 				totals[m][v]++
@@ -109,7 +110,7 @@ func (r *report) print(w io.Writer) {
 	fmt.Fprintln(w)
 	for _, m := range r.modes {
 		t := totals[m]
-		fmt.Fprintf(w, "%-4s %d pass, %d fail, %d error, %d not-applicable\n", m, t[spec.Pass], t[spec.Fail], t[spec.Error], t[spec.NotApplicable])
+		fmt.Fprintf(w, "%-4s %d pass, %d fail, %d error, %d not-applicable\n", m, t[verdict.Pass], t[verdict.Fail], t[verdict.Error], t[verdict.NotApplicable])
 	}
 	r.printAgreement(w)
 	r.printEvidence(w)
@@ -129,7 +130,7 @@ func (r *report) printAgreement(w io.Writer) {
 
 func (r *report) printEvidence(w io.Writer) {
 	for _, o := range r.outcomes {
-		if msg := spec.Failed(o.Results); msg != "" {
+		if msg := verdict.Failed(o.Results); msg != "" {
 			fmt.Fprintf(w, "\n%s", msg)
 		}
 	}
@@ -160,14 +161,14 @@ func clip(s string, n int) string {
 }
 
 type jsonReport struct {
-	Results      []spec.Result     `json:"results"`
+	Results      []verdict.Result  `json:"results"`
 	Disagreement map[string]string `json:"disagreement,omitempty"`
 	Pass         bool              `json:"pass"`
 	WallSeconds  float64           `json:"wall_seconds"`
 }
 
 func (r *report) json() jsonReport {
-	out := jsonReport{Pass: r.allPass(), WallSeconds: r.wall.Seconds(), Results: []spec.Result{}}
+	out := jsonReport{Pass: r.allPass(), WallSeconds: r.wall.Seconds(), Results: []verdict.Result{}}
 	for _, o := range r.outcomes {
 		out.Results = append(out.Results, o.Results...)
 	}
@@ -223,11 +224,11 @@ func writeJUnit(path string, outcomes []spec.Outcome) error {
 			c := junitCase{Name: fmt.Sprintf("%s [%s] %s", r.Requirement, r.Mode, r.Spec), Classname: strings.ToLower(r.Doc) + "." + r.Spec}
 			msg := &junitMessage{Message: firstLine(r.Evidence), Body: r.Evidence}
 			switch r.Verdict {
-			case spec.Fail:
+			case verdict.Fail:
 				c.Failure, s.Failures = msg, s.Failures+1
-			case spec.Error:
+			case verdict.Error:
 				c.Error, s.Errors = msg, s.Errors+1
-			case spec.NotApplicable:
+			case verdict.NotApplicable:
 				c.Skipped, s.Skipped = msg, s.Skipped+1
 			}
 			s.Tests++

@@ -14,6 +14,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -27,24 +28,24 @@ func fixtureOutcomes() []spec.Outcome {
 	sticky := spec.Spec{Doc: requirement.A62, Scenario: &scenario.Scenario{Name: "sticky-tf"}}
 	obs := spec.Spec{Doc: requirement.A61, Scenario: &scenario.Scenario{Name: "all-dropped"}, Observation: true}
 	ended := func(t time.Duration) *trace.Trace { return &trace.Trace{Events: []trace.Event{{T: 0}, {T: t}}} }
-	res := func(s spec.Spec, m trace.Mode, id string, v spec.Verdict, ev string) spec.Result {
-		return spec.Result{Spec: s.Name(), Doc: string(s.Doc), Requirement: id, Mode: m, Verdict: v, Evidence: ev}
+	res := func(s spec.Spec, m trace.Mode, id string, v verdict.Verdict, ev string) verdict.Result {
+		return verdict.Result{Spec: s.Name(), Doc: string(s.Doc), Requirement: id, Mode: m, Verdict: v, Evidence: ev}
 	}
 	const gomegaMsg = "Expected\n    <string>: b9 & \"b8\"\nto equal\n    <string>: b1"
 	return []spec.Outcome{
-		{Spec: he, Mode: spec.Sim, Trace: ended(2 * time.Second), Results: []spec.Result{
-			res(he, spec.Sim, "A61-HE-DELAY-DEFAULT", spec.Pass, ""),
-			res(he, spec.Sim, "A61-HE-FIRST-PASS", spec.Fail, gomegaMsg),
+		{Spec: he, Mode: spec.Sim, Trace: ended(2 * time.Second), Results: []verdict.Result{
+			res(he, spec.Sim, "A61-HE-DELAY-DEFAULT", verdict.Pass, ""),
+			res(he, spec.Sim, "A61-HE-FIRST-PASS", verdict.Fail, gomegaMsg),
 		}},
-		{Spec: he, Mode: spec.Lab, Trace: ended(1500 * time.Millisecond), Results: []spec.Result{
-			res(he, spec.Lab, "A61-HE-DELAY-DEFAULT", spec.Pass, ""),
-			res(he, spec.Lab, "A61-HE-FIRST-PASS", spec.Pass, ""),
+		{Spec: he, Mode: spec.Lab, Trace: ended(1500 * time.Millisecond), Results: []verdict.Result{
+			res(he, spec.Lab, "A61-HE-DELAY-DEFAULT", verdict.Pass, ""),
+			res(he, spec.Lab, "A61-HE-FIRST-PASS", verdict.Pass, ""),
 		}},
-		{Spec: sticky, Mode: spec.Sim, Results: []spec.Result{
-			res(sticky, spec.Sim, "A62-TF-PICKS", spec.Error, "driver: bad line 3: <eof>"),
+		{Spec: sticky, Mode: spec.Sim, Results: []verdict.Result{
+			res(sticky, spec.Sim, "A62-TF-PICKS", verdict.Error, "driver: bad line 3: <eof>"),
 		}},
-		{Spec: sticky, Mode: spec.Lab, Trace: ended(4 * time.Second), Results: []spec.Result{
-			res(sticky, spec.Lab, "A62-TF-PICKS", spec.NotApplicable, "the driver cannot express xDS"),
+		{Spec: sticky, Mode: spec.Lab, Trace: ended(4 * time.Second), Results: []verdict.Result{
+			res(sticky, spec.Lab, "A62-TF-PICKS", verdict.NotApplicable, "the driver cannot express xDS"),
 		}},
 		{Spec: obs, Mode: spec.Lab, Trace: ended(10 * time.Second)},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -183,12 +184,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // progress prints one line per finished scenario.
 func progress(w io.Writer) spec.Done {
 	return func(o spec.Outcome, took time.Duration, n, total int) {
-		counts := map[spec.Verdict]int{}
+		counts := map[verdict.Verdict]int{}
 		for _, r := range o.Results {
 			counts[r.Verdict]++
 		}
 		var parts []string
-		for _, v := range []spec.Verdict{spec.Pass, spec.Fail, spec.Error, spec.NotApplicable} {
+		for _, v := range []verdict.Verdict{verdict.Pass, verdict.Fail, verdict.Error, verdict.NotApplicable} {
 			if counts[v] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
 			}
@@ -247,8 +248,8 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var failed []string
 	for _, o := range outcomes {
-		if o.Trace == nil || slices.ContainsFunc(o.Results, func(r spec.Result) bool { return r.Verdict == spec.Error }) {
-			failed = append(failed, fmt.Sprintf("%s [%s]: %s", o.Spec.Name(), o.Mode, spec.Failed(o.Results)))
+		if o.Trace == nil || slices.ContainsFunc(o.Results, func(r verdict.Result) bool { return r.Verdict == verdict.Error }) {
+			failed = append(failed, fmt.Sprintf("%s [%s]: %s", o.Spec.Name(), o.Mode, verdict.Failed(o.Results)))
 			continue
 		}
 		if err := spec.WriteGolden(dir, o.Spec, o.Mode, o.Trace); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -171,7 +172,7 @@ func verifyImpl(ctx context.Context, impl driver.Impl, jobs []spec.Job, parallel
 		r.err = err
 		for _, j := range jobs {
 			r.outcomes = append(r.outcomes, spec.Outcome{Spec: j.Spec, Mode: j.Mode,
-				Results: spec.Broken(j.Spec, j.Mode, spec.Error, "installing the driver: "+err.Error())})
+				Results: verdict.Broken(j.Spec.Subject(j.Mode), j.Spec.Requirements(), verdict.Error, "installing the driver: "+err.Error())})
 		}
 		r.wall = time.Since(start)
 		return r
@@ -214,16 +215,16 @@ func compareGolden(dir string, o spec.Outcome) error {
 type matrix struct {
 	runs []*implRun
 	rows []string
-	cell map[string]map[string][]spec.Result // requirement → impl → results
+	cell map[string]map[string][]verdict.Result // requirement → impl → results
 }
 
 func newMatrix(runs []*implRun) *matrix {
-	m := &matrix{runs: runs, cell: map[string]map[string][]spec.Result{}}
+	m := &matrix{runs: runs, cell: map[string]map[string][]verdict.Result{}}
 	for _, r := range runs {
 		for _, o := range r.outcomes {
 			for _, res := range o.Results {
 				if m.cell[res.Requirement] == nil {
-					m.cell[res.Requirement] = map[string][]spec.Result{}
+					m.cell[res.Requirement] = map[string][]verdict.Result{}
 					m.rows = append(m.rows, res.Requirement)
 				}
 				m.cell[res.Requirement][r.impl.String()] = append(m.cell[res.Requirement][r.impl.String()], res)
@@ -240,7 +241,7 @@ func (m *matrix) ok(failOn string) bool {
 	for _, r := range m.runs {
 		for _, o := range r.outcomes {
 			for _, res := range o.Results {
-				bad := res.Verdict == spec.Error || (res.Verdict == spec.Fail && failOn == "fail")
+				bad := res.Verdict == verdict.Error || (res.Verdict == verdict.Fail && failOn == "fail")
 				if bad && failOn != "never" {
 					return false
 				}
@@ -270,14 +271,14 @@ func (m *matrix) print(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, r := range m.runs {
-		t := map[spec.Verdict]int{}
+		t := map[verdict.Verdict]int{}
 		for _, id := range m.rows {
 			if v := verdictOf(m.cell[id][r.impl.String()]); v != "" {
 				t[v]++
 			}
 		}
 		fmt.Fprintf(w, "%-20s %d pass, %d fail, %d error, %d not-applicable (%.1fs)\n",
-			r.impl, t[spec.Pass], t[spec.Fail], t[spec.Error], t[spec.NotApplicable], r.wall.Seconds())
+			r.impl, t[verdict.Pass], t[verdict.Fail], t[verdict.Error], t[verdict.NotApplicable], r.wall.Seconds())
 	}
 	m.printEvidence(w)
 }
@@ -285,14 +286,14 @@ func (m *matrix) print(w io.Writer) {
 func (m *matrix) printEvidence(w io.Writer) {
 	for _, r := range m.runs {
 		for _, o := range r.outcomes {
-			var bad []spec.Result
+			var bad []verdict.Result
 			for _, res := range o.Results {
-				if res.Verdict == spec.Fail || res.Verdict == spec.Error {
+				if res.Verdict == verdict.Fail || res.Verdict == verdict.Error {
 					bad = append(bad, res)
 				}
 			}
 			if len(bad) > 0 {
-				fmt.Fprintf(w, "\n── %s · %s\n%s", r.impl, o.Spec.Name(), spec.Failed(bad))
+				fmt.Fprintf(w, "\n── %s · %s\n%s", r.impl, o.Spec.Name(), verdict.Failed(bad))
 			}
 			if err := r.golden[o.Spec.Name()]; err != nil && len(bad) > 0 {
 				fmt.Fprintf(w, "differs from the reference's golden trace:\n%s\n", indentBlock(err.Error()))
@@ -313,14 +314,14 @@ type verifyJSON struct {
 type verifyImplJSON struct {
 	Impl        string            `json:"impl"`
 	WallSeconds float64           `json:"wall_seconds"`
-	Results     []spec.Result     `json:"results"`
+	Results     []verdict.Result  `json:"results"`
 	Golden      map[string]string `json:"golden_divergence,omitempty"`
 }
 
 func (m *matrix) json() verifyJSON {
 	out := verifyJSON{Pass: m.ok("fail")}
 	for _, r := range m.runs {
-		ij := verifyImplJSON{Impl: r.impl.String(), WallSeconds: r.wall.Seconds(), Results: []spec.Result{}}
+		ij := verifyImplJSON{Impl: r.impl.String(), WallSeconds: r.wall.Seconds(), Results: []verdict.Result{}}
 		for _, o := range r.outcomes {
 			ij.Results = append(ij.Results, o.Results...)
 			if err := r.golden[o.Spec.Name()]; err != nil {
@@ -354,8 +355,8 @@ func (m *matrix) html(tracesDir string) htmlreport.Report {
 			}
 			for _, res := range o.Results {
 				rep.Results = append(rep.Results, htmlreport.Result{Impl: r.impl.String(), Spec: res.Spec,
-					Requirement: res.Requirement, Mode: res.Mode, Verdict: htmlreport.Verdict(res.Verdict), Evidence: res.Evidence})
-				if res.Verdict == spec.Error {
+					Requirement: res.Requirement, Mode: res.Mode, Verdict: res.Verdict, Evidence: res.Evidence})
+				if res.Verdict == verdict.Error {
 					run.Err = res.Evidence
 				}
 			}

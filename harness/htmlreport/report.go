@@ -8,9 +8,7 @@
 // Nothing is fetched at view time: no network, no fonts, no frameworks.
 //
 // The package is data in, a file out: it imports the trace and requirement
-// formats and nothing that runs a scenario. Its Verdict has the values of
-// suites/spec's (harness does not import suites), so a spec.Result converts
-// field by field.
+// formats, the verdicts (harness/verdict) and nothing that runs a scenario.
 package htmlreport
 
 import (
@@ -28,30 +26,11 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // FileName is the name of the file Write creates in its directory.
 const FileName = "index.html"
-
-// Verdict is the outcome of checking one requirement (DESIGN.md,
-// "Vocabulary"); its values are suites/spec's.
-type Verdict string
-
-// The verdicts.
-const (
-	Pass          Verdict = "pass"
-	Fail          Verdict = "fail"
-	NotApplicable Verdict = "not-applicable"
-	Error         Verdict = "error"
-)
-
-func (v Verdict) known() bool {
-	switch v {
-	case Pass, Fail, NotApplicable, Error:
-		return true
-	}
-	return false
-}
 
 // Requirement is a row of the matrix. FromCatalogue fills one from the
 // requirement catalogue.
@@ -68,14 +47,14 @@ func FromCatalogue(r requirement.Requirement) Requirement {
 }
 
 // Result is the verdict on one requirement for one implementation, spec and
-// mode: a spec.Result with the implementation it is about.
+// mode: a verdict.Result with the implementation it is about.
 type Result struct {
-	Impl        string     `json:"impl"`
-	Spec        string     `json:"spec"` // the scenario's name; with Impl and Mode it names the Run
-	Requirement string     `json:"requirement"`
-	Mode        trace.Mode `json:"mode"`
-	Verdict     Verdict    `json:"verdict"`
-	Evidence    string     `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
+	Impl        string          `json:"impl"`
+	Spec        string          `json:"spec"` // the scenario's name; with Impl and Mode it names the Run
+	Requirement string          `json:"requirement"`
+	Mode        trace.Mode      `json:"mode"`
+	Verdict     verdict.Verdict `json:"verdict"`
+	Evidence    string          `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
 }
 
 // Run is one scenario run of one implementation in one mode: what was
@@ -264,7 +243,7 @@ func build(r Report) (data, error) {
 			return data{}, fmt.Errorf("htmlreport: Results[%d].Impl %q is not in Impls", i, x.Impl)
 		case !reqs[x.Requirement]:
 			return data{}, fmt.Errorf("htmlreport: Results[%d].Requirement %q is not in Requirements", i, x.Requirement)
-		case !x.Verdict.known():
+		case !x.Verdict.Known():
 			return data{}, fmt.Errorf("htmlreport: Results[%d].Verdict %q is not pass, fail, not-applicable or error", i, x.Verdict)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -86,10 +87,10 @@ func buildSample(t *testing.T) sample {
 		runOf[run.Impl+" "+run.Spec+" "+string(run.Mode)] = "run-" + strconv.Itoa(len(r.Runs))
 		r.Runs = append(r.Runs, run)
 	}
-	addResults := func(impl string, rs []spec.Result) {
+	addResults := func(impl string, rs []verdict.Result) {
 		for _, x := range rs {
 			r.Results = append(r.Results, htmlreport.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
-				Mode: x.Mode, Verdict: htmlreport.Verdict(x.Verdict), Evidence: x.Evidence})
+				Mode: x.Mode, Verdict: x.Verdict, Evidence: x.Evidence})
 		}
 	}
 
@@ -98,10 +99,10 @@ func buildSample(t *testing.T) sample {
 	for _, s := range []spec.Spec{dropped, refused} {
 		obs := sim(s.Scenario)
 		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
-		addResults(implRef, spec.Evaluate(s, trace.ModeSim, obs))
+		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeSim), s.Checks, obs))
 		lab := golden(s, trace.ModeLab)
 		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
-		addResults(implRef, spec.Evaluate(s, trace.ModeLab, lab))
+		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeLab), s.Checks, lab))
 	}
 
 	// The test double: he-dropped-ipv6 fails its delay; he-refused-ipv6
@@ -118,15 +119,15 @@ func buildSample(t *testing.T) sample {
 		MustBuild()
 	obs := sim(variant)
 	addRun(htmlreport.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
-	addResults(implNoDelay, spec.Evaluate(dropped, trace.ModeSim, obs))
+	addResults(implNoDelay, verdict.Evaluate(dropped.Subject(trace.ModeSim), dropped.Checks, obs))
 	const broke = "driver exited with status 2 before the first event:\npanic: </script><script>alert(1)</script> & <!-- not markup -->"
 	addRun(htmlreport.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
-	addResults(implNoDelay, spec.Broken(refused, trace.ModeSim, spec.Error, broke))
+	addResults(implNoDelay, verdict.Broken(refused.Subject(trace.ModeSim), refused.Requirements(), verdict.Error, broke))
 	for _, s := range []spec.Spec{dropped, refused} {
-		addResults(implNoDelay, spec.Broken(s, trace.ModeLab, spec.NotApplicable, "the driver runs in simulation only"))
+		addResults(implNoDelay, verdict.Broken(s.Subject(trace.ModeLab), s.Requirements(), verdict.NotApplicable, "the driver runs in simulation only"))
 	}
 	r.Results = append(r.Results, htmlreport.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
-		Mode: trace.ModeSim, Verdict: htmlreport.NotApplicable, Evidence: "the driver cannot express xDS"})
+		Mode: trace.ModeSim, Verdict: verdict.NotApplicable, Evidence: "the driver cannot express xDS"})
 
 	// An observation with no golden trace: every SYN dropped, so the kernel
 	// retransmits and the RPC's deadline passes.

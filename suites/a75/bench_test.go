@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/a75"
 	"github.com/conformlab/conform/suites/spec"
@@ -23,7 +24,7 @@ func BenchmarkSuiteSim(b *testing.B) {
 	for b.Loop() {
 		for _, s := range specs {
 			o := spec.Run(context.Background(), s, spec.Sim, spec.Reference)
-			if msg := spec.Failed(o.Results); msg != "" {
+			if msg := verdict.Failed(o.Results); msg != "" {
 				b.Fatalf("%s: %s", s.Name(), msg)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // The label registry: every label a suite may use besides document names
@@ -66,7 +67,7 @@ func describeSpec(s Spec) {
 				dir, err := TracesDir()
 				gomega.Expect(err).NotTo(gomega.HaveOccurred())
 				o.CheckGoldenOutcome(dir)
-				if msg := Failed(o.Results); msg != "" {
+				if msg := verdict.Failed(o.Results); msg != "" {
 					ginkgo.Fail(msg)
 				}
 			})
