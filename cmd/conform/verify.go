@@ -14,7 +14,7 @@ import (
 
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/driver"
-	"github.com/conformlab/conform/harness/htmlreport"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -138,10 +138,10 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if f.html != "" {
-		if err := htmlreport.Write(f.html, m.html(dir)); err != nil {
+		if err := html.Write(f.html, m.html(dir)); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", f.html, htmlreport.FileName)
+		fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", f.html, html.FileName)
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(stdout)
@@ -337,24 +337,24 @@ func (m *matrix) json() verifyJSON {
 }
 
 // html turns the matrix into the HTML report's data.
-func (m *matrix) html(tracesDir string) htmlreport.Report {
-	rep := htmlreport.Report{Title: "conform verify", Generated: time.Now()}
+func (m *matrix) html(tracesDir string) html.Report {
+	rep := html.Report{Title: "conform verify", Generated: time.Now()}
 	seen := map[string]bool{}
 	for _, id := range m.rows {
 		if req, ok := requirement.ByID(id); ok && !seen[id] {
 			seen[id] = true
-			rep.Requirements = append(rep.Requirements, htmlreport.FromCatalogue(req))
+			rep.Requirements = append(rep.Requirements, html.FromCatalogue(req))
 		}
 	}
 	for _, r := range m.runs {
 		rep.Impls = append(rep.Impls, r.impl.String())
 		for _, o := range r.outcomes {
-			run := htmlreport.Run{Impl: r.impl.String(), Spec: o.Spec.Name(), Mode: o.Mode, Observed: o.Trace}
+			run := html.Run{Impl: r.impl.String(), Spec: o.Spec.Name(), Mode: o.Mode, Observed: o.Trace}
 			if g, err := trace.ReadFile(spec.GoldenPath(tracesDir, o.Spec, o.Mode)); err == nil {
 				run.Golden = g
 			}
 			for _, res := range o.Results {
-				rep.Results = append(rep.Results, htmlreport.Result{Impl: r.impl.String(), Spec: res.Spec,
+				rep.Results = append(rep.Results, html.Result{Impl: r.impl.String(), Spec: res.Spec,
 					Requirement: res.Requirement, Mode: res.Mode, Verdict: res.Verdict, Evidence: res.Evidence})
 				if res.Verdict == verdict.Error {
 					run.Err = res.Evidence

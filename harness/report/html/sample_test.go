@@ -1,4 +1,4 @@
-package htmlreport_test
+package html_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conformlab/conform/harness/htmlreport"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
@@ -31,7 +31,7 @@ const (
 // specs' own checks. It also returns the verdict each matrix cell must
 // show, per implementation and requirement.
 type sample struct {
-	Report htmlreport.Report
+	Report html.Report
 	Cells  map[string]map[string]string // impl → requirement → verdict ("none": not run)
 	// RunOf names runs by impl, spec and mode: "reference he-dropped-ipv6 sim".
 	RunOf map[string]string
@@ -64,7 +64,7 @@ func buildSample(t *testing.T) sample {
 		return tr
 	}
 
-	var r htmlreport.Report
+	var r html.Report
 	r.Title = "conform verify: A61 sample"
 	r.Generated = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	r.Impls = []string{implRef, implNoDelay}
@@ -80,16 +80,16 @@ func buildSample(t *testing.T) sample {
 		if !ok {
 			t.Fatalf("%s is not in the catalogue", id)
 		}
-		r.Requirements = append(r.Requirements, htmlreport.FromCatalogue(q))
+		r.Requirements = append(r.Requirements, html.FromCatalogue(q))
 	}
 	runOf := map[string]string{}
-	addRun := func(run htmlreport.Run) {
+	addRun := func(run html.Run) {
 		runOf[run.Impl+" "+run.Spec+" "+string(run.Mode)] = "run-" + strconv.Itoa(len(r.Runs))
 		r.Runs = append(r.Runs, run)
 	}
 	addResults := func(impl string, rs []verdict.Result) {
 		for _, x := range rs {
-			r.Results = append(r.Results, htmlreport.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
+			r.Results = append(r.Results, html.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
 				Mode: x.Mode, Verdict: x.Verdict, Evidence: x.Evidence})
 		}
 	}
@@ -98,10 +98,10 @@ func buildSample(t *testing.T) sample {
 	// lab runs are the recorded golden lab traces (this test needs no root).
 	for _, s := range []spec.Spec{dropped, refused} {
 		obs := sim(s.Scenario)
-		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
+		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
 		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeSim), s.Checks, obs))
 		lab := golden(s, trace.ModeLab)
-		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
+		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
 		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeLab), s.Checks, lab))
 	}
 
@@ -118,15 +118,15 @@ func buildSample(t *testing.T) sample {
 		End(5 * time.Second).
 		MustBuild()
 	obs := sim(variant)
-	addRun(htmlreport.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
+	addRun(html.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
 	addResults(implNoDelay, verdict.Evaluate(dropped.Subject(trace.ModeSim), dropped.Checks, obs))
 	const broke = "driver exited with status 2 before the first event:\npanic: </script><script>alert(1)</script> & <!-- not markup -->"
-	addRun(htmlreport.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
+	addRun(html.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
 	addResults(implNoDelay, verdict.Broken(refused.Subject(trace.ModeSim), refused.Requirements(), verdict.Error, broke))
 	for _, s := range []spec.Spec{dropped, refused} {
 		addResults(implNoDelay, verdict.Broken(s.Subject(trace.ModeLab), s.Requirements(), verdict.NotApplicable, "the driver runs in simulation only"))
 	}
-	r.Results = append(r.Results, htmlreport.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
+	r.Results = append(r.Results, html.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
 		Mode: trace.ModeSim, Verdict: verdict.NotApplicable, Evidence: "the driver cannot express xDS"})
 
 	// An observation with no golden trace: every SYN dropped, so the kernel
@@ -141,7 +141,7 @@ func buildSample(t *testing.T) sample {
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
-	addRun(htmlreport.Run{Impl: implRef, Spec: hung.Name, Mode: trace.ModeSim, Observed: sim(hung)})
+	addRun(html.Run{Impl: implRef, Spec: hung.Name, Mode: trace.ModeSim, Observed: sim(hung)})
 
 	cells := map[string]map[string]string{
 		implRef: {
