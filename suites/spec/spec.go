@@ -26,7 +26,8 @@ var (
 )
 
 // Check is verdict.Check, the one definition of a check: an alias, so that
-// the 27 suite files that write spec.Check{…} need not change.
+// the suites, which write spec.Check{…} in most of their files, need not
+// change.
 type Check = verdict.Check
 
 // Spec is one scenario of a suite and the requirements it checks.
