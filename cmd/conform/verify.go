@@ -216,7 +216,7 @@ func compareGolden(dir string, o spec.Outcome) error {
 func matrixOf(runs []*implRun, goldens string) report.Matrix {
 	var m report.Matrix
 	for _, r := range runs {
-		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: reportRuns(r.outcomes, goldens), Golden: r.golden, Wall: r.wall})
+		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: reportRuns(r.outcomes, goldens), Divergence: r.golden, Wall: r.wall})
 	}
 	return m
 }

@@ -20,10 +20,10 @@ type Matrix struct {
 type Impl struct {
 	Name string // "grpc-go@v1.85.0"
 	Runs []Run
-	// Golden says, by spec name, how the implementation's trace differs
+	// Divergence says, by spec name, how the implementation's trace differs
 	// from the reference's golden trace (nil: it agrees).
-	Golden map[string]error
-	Wall   time.Duration
+	Divergence map[string]error
+	Wall       time.Duration
 }
 
 // What makes verify's exit status 1 (its --fail-on).
@@ -107,7 +107,7 @@ func (m Matrix) printEvidence(w io.Writer) {
 			if len(bad) > 0 {
 				fmt.Fprintf(w, "\n── %s · %s\n%s", im.Name, r.Spec, verdict.Failed(bad))
 			}
-			if err := im.Golden[r.Spec]; err != nil && len(bad) > 0 {
+			if err := im.Divergence[r.Spec]; err != nil && len(bad) > 0 {
 				fmt.Fprintf(w, "differs from the reference's golden trace:\n%s\n", indent(err.Error()))
 			}
 		}
@@ -124,7 +124,7 @@ type implJSON struct {
 	Impl        string            `json:"impl"`
 	WallSeconds float64           `json:"wall_seconds"`
 	Results     []verdict.Result  `json:"results"`
-	Golden      map[string]string `json:"golden_divergence,omitempty"`
+	Divergence  map[string]string `json:"golden_divergence,omitempty"`
 }
 
 // JSON writes the matrix as one indented JSON document: per implementation
@@ -135,11 +135,11 @@ func (m Matrix) JSON(w io.Writer) error {
 		ij := implJSON{Impl: im.Name, WallSeconds: im.Wall.Seconds(), Results: []verdict.Result{}}
 		for _, r := range im.Runs {
 			ij.Results = append(ij.Results, r.Results...)
-			if err := im.Golden[r.Spec]; err != nil {
-				if ij.Golden == nil {
-					ij.Golden = map[string]string{}
+			if err := im.Divergence[r.Spec]; err != nil {
+				if ij.Divergence == nil {
+					ij.Divergence = map[string]string{}
 				}
-				ij.Golden[r.Spec] = err.Error()
+				ij.Divergence[r.Spec] = err.Error()
 			}
 		}
 		out.Impls = append(out.Impls, ij)

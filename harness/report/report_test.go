@@ -63,8 +63,8 @@ func fixtureMatrix() report.Matrix {
 	}
 	return report.Matrix{Impls: []report.Impl{
 		{Name: "grpc-go@v1.85.0", Runs: []report.Run{all[0], all[2]}, Wall: 12340 * time.Millisecond,
-			Golden: map[string]error{"he-dropped-ipv6": errors.New("first divergence at event 3:\n  golden: syn b1/ipv4\n  observed: syn b1/ipv6"), "sticky-tf": nil}},
-		{Name: "grpc-js@1.14.7-with-a-long-version", Runs: lab, Wall: 2 * time.Second, Golden: map[string]error{}},
+			Divergence: map[string]error{"he-dropped-ipv6": errors.New("first divergence at event 3:\n  golden: syn b1/ipv4\n  observed: syn b1/ipv6"), "sticky-tf": nil}},
+		{Name: "grpc-js@1.14.7-with-a-long-version", Runs: lab, Wall: 2 * time.Second, Divergence: map[string]error{}},
 	}}
 }
 
