@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -12,8 +11,10 @@ import (
 
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/conformlab/conform/harness/report"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -159,23 +160,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for i := range outcomes {
 		outcomes[i].CheckGoldenOutcome(dir)
 	}
-	disagree := agreements(outcomes)
-	rep := newReport(outcomes, disagree, time.Since(start), f.parallel)
+	rep := report.Table{Runs: reportRuns(outcomes, ""), Disagree: agreements(outcomes), Wall: time.Since(start), Parallel: f.parallel}
 	if f.junit != "" {
-		if err := writeJUnit(f.junit, outcomes); err != nil {
+		if err := report.WriteJUnit(f.junit, rep.Runs); err != nil {
 			return err
 		}
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep.json()); err != nil {
+		if err := rep.JSON(stdout); err != nil {
 			return err
 		}
 	} else {
-		rep.print(stdout)
+		rep.Text(stdout)
 	}
-	if !rep.allPass() {
+	if !rep.Pass() {
 		return exitError{1}
 	}
 	return nil
@@ -184,19 +182,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // progress prints one line per finished scenario.
 func progress(w io.Writer) spec.Done {
 	return func(o spec.Outcome, took time.Duration, n, total int) {
-		counts := map[spec.Verdict]int{}
-		for _, r := range o.Results {
-			counts[r.Verdict]++
-		}
-		var parts []string
-		for _, v := range []spec.Verdict{spec.Pass, spec.Fail, spec.Error, spec.NotApplicable} {
-			if counts[v] > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", counts[v], v))
-			}
-		}
-		fmt.Fprintf(w, "[%*d/%d] %-4s %-40s %-4s %-28s %6.2fs\n", len(fmt.Sprint(total)), n, total,
-			strings.ToLower(string(o.Spec.Doc)), o.Spec.Name(), o.Mode, strings.Join(parts, ", "), took.Seconds())
+		report.Progress(w, reportRun(o, ""), took, n, total)
 	}
+}
+
+// reportRuns is outcomes as the reports take them; see reportRun.
+func reportRuns(outcomes []spec.Outcome, goldens string) []report.Run {
+	out := make([]report.Run, 0, len(outcomes))
+	for _, o := range outcomes {
+		out = append(out, reportRun(o, goldens))
+	}
+	return out
+}
+
+// reportRun is o as the reports take it; when goldens names the traces
+// directory, with o's golden trace, if it has one (for the HTML timelines).
+func reportRun(o spec.Outcome, goldens string) report.Run {
+	r := report.Run{Subject: o.Spec.Subject(o.Mode), Trace: o.Trace, Results: o.Results}
+	if goldens != "" {
+		if g, err := trace.ReadFile(spec.GoldenPath(goldens, o.Spec, o.Mode)); err == nil {
+			r.Golden = g
+		}
+	}
+	return r
 }
 
 // agreements checks simulator/lab agreement for specs that ran in both
@@ -248,8 +256,8 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var failed []string
 	for _, o := range outcomes {
-		if o.Trace == nil || slices.ContainsFunc(o.Results, func(r spec.Result) bool { return r.Verdict == spec.Error }) {
-			failed = append(failed, fmt.Sprintf("%s [%s]: %s", o.Spec.Name(), o.Mode, spec.Failed(o.Results)))
+		if o.Trace == nil || slices.ContainsFunc(o.Results, func(r verdict.Result) bool { return r.Verdict == verdict.Error }) {
+			failed = append(failed, fmt.Sprintf("%s [%s]: %s", o.Spec.Name(), o.Mode, verdict.Failed(o.Results)))
 			continue
 		}
 		if err := spec.WriteGolden(dir, o.Spec, o.Mode, o.Trace); err != nil {

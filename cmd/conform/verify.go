@@ -2,22 +2,21 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/driver"
-	"github.com/conformlab/conform/harness/htmlreport"
-	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/report"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -68,13 +67,13 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the matrix")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each in a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
-	fs.StringVar(&f.failOn, "fail-on", "fail", "which verdicts make the exit status 1: fail (fail or error), error (only\nerrors: a driver or the harness broke; for CI jobs that report on third parties), never")
+	fs.StringVar(&f.failOn, "fail-on", report.FailOnFail, "which verdicts make the exit status 1: fail (fail or error), error (only\nerrors: a driver or the harness broke; for CI jobs that report on third parties), never")
 	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, exitError{2}
 	}
 	switch f.failOn {
-	case "fail", "error", "never":
+	case report.FailOnFail, report.FailOnError, report.FailOnNever:
 	default:
 		return nil, badUsage("verify: --fail-on %q: want fail, error or never", f.failOn)
 	}
@@ -126,32 +125,34 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return ctx.Err()
 		}
 	}
-	m := newMatrix(runs)
+	goldens := ""
+	if f.html != "" {
+		goldens = dir // the HTML timelines show each run's golden trace
+	}
+	m := matrixOf(runs, goldens)
 	if f.junit != "" {
-		var all []spec.Outcome
-		for _, r := range runs {
-			all = append(all, r.outcomes...)
+		var all []report.Run
+		for _, im := range m.Impls {
+			all = append(all, im.Runs...)
 		}
-		if err := writeJUnit(f.junit, all); err != nil {
+		if err := report.WriteJUnit(f.junit, all); err != nil {
 			return err
 		}
 	}
 	if f.html != "" {
-		if err := htmlreport.Write(f.html, m.html(dir)); err != nil {
+		if err := html.Write(f.html, m.HTML(time.Now())); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", f.html, htmlreport.FileName)
+		fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", f.html, html.FileName)
 	}
 	if f.asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(m.json()); err != nil {
+		if err := m.JSON(stdout); err != nil {
 			return err
 		}
 	} else {
-		m.print(stdout)
+		m.Text(stdout)
 	}
-	if !m.ok(f.failOn) {
+	if !m.OK(f.failOn) {
 		return exitError{1}
 	}
 	return nil
@@ -171,7 +172,7 @@ func verifyImpl(ctx context.Context, impl driver.Impl, jobs []spec.Job, parallel
 		r.err = err
 		for _, j := range jobs {
 			r.outcomes = append(r.outcomes, spec.Outcome{Spec: j.Spec, Mode: j.Mode,
-				Results: spec.Broken(j.Spec, j.Mode, spec.Error, "installing the driver: "+err.Error())})
+				Results: verdict.Broken(j.Spec.Subject(j.Mode), j.Spec.Requirements(), verdict.Error, "installing the driver: "+err.Error())})
 		}
 		r.wall = time.Since(start)
 		return r
@@ -207,157 +208,12 @@ func compareGolden(dir string, o spec.Outcome) error {
 	return nil
 }
 
-// matrix is requirement × implementation → verdict.
-type matrix struct {
-	runs []*implRun
-	rows []string
-	cell map[string]map[string][]spec.Result // requirement → impl → results
-}
-
-func newMatrix(runs []*implRun) *matrix {
-	m := &matrix{runs: runs, cell: map[string]map[string][]spec.Result{}}
+// matrixOf is the implementations' runs as the verify reports take them;
+// goldens as for reportRun.
+func matrixOf(runs []*implRun, goldens string) report.Matrix {
+	var m report.Matrix
 	for _, r := range runs {
-		for _, o := range r.outcomes {
-			for _, res := range o.Results {
-				if m.cell[res.Requirement] == nil {
-					m.cell[res.Requirement] = map[string][]spec.Result{}
-					m.rows = append(m.rows, res.Requirement)
-				}
-				m.cell[res.Requirement][r.impl.String()] = append(m.cell[res.Requirement][r.impl.String()], res)
-			}
-		}
+		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: reportRuns(r.outcomes, goldens), Divergence: r.golden, Wall: r.wall})
 	}
-	sort.Strings(m.rows)
 	return m
-}
-
-// ok reports whether no verdict is one that failOn ("fail", "error",
-// "never") counts against the run.
-func (m *matrix) ok(failOn string) bool {
-	for _, r := range m.runs {
-		for _, o := range r.outcomes {
-			for _, res := range o.Results {
-				bad := res.Verdict == spec.Error || (res.Verdict == spec.Fail && failOn == "fail")
-				if bad && failOn != "never" {
-					return false
-				}
-			}
-		}
-	}
-	return true
-}
-
-func (m *matrix) print(w io.Writer) {
-	const col = 18
-	fmt.Fprintf(w, "\n%-36s", "requirement")
-	for _, r := range m.runs {
-		fmt.Fprintf(w, " %-*s", col, clip(r.impl.String(), col))
-	}
-	fmt.Fprintln(w)
-	for _, id := range m.rows {
-		fmt.Fprintf(w, "%-36s", id)
-		for _, r := range m.runs {
-			v := verdictOf(m.cell[id][r.impl.String()])
-			if v == "" {
-				v = "-"
-			}
-			fmt.Fprintf(w, " %-*s", col, v)
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintln(w)
-	for _, r := range m.runs {
-		t := map[spec.Verdict]int{}
-		for _, id := range m.rows {
-			if v := verdictOf(m.cell[id][r.impl.String()]); v != "" {
-				t[v]++
-			}
-		}
-		fmt.Fprintf(w, "%-20s %d pass, %d fail, %d error, %d not-applicable (%.1fs)\n",
-			r.impl, t[spec.Pass], t[spec.Fail], t[spec.Error], t[spec.NotApplicable], r.wall.Seconds())
-	}
-	m.printEvidence(w)
-}
-
-func (m *matrix) printEvidence(w io.Writer) {
-	for _, r := range m.runs {
-		for _, o := range r.outcomes {
-			var bad []spec.Result
-			for _, res := range o.Results {
-				if res.Verdict == spec.Fail || res.Verdict == spec.Error {
-					bad = append(bad, res)
-				}
-			}
-			if len(bad) > 0 {
-				fmt.Fprintf(w, "\n── %s · %s\n%s", r.impl, o.Spec.Name(), spec.Failed(bad))
-			}
-			if err := r.golden[o.Spec.Name()]; err != nil && len(bad) > 0 {
-				fmt.Fprintf(w, "differs from the reference's golden trace:\n%s\n", indentBlock(err.Error()))
-			}
-		}
-	}
-}
-
-func indentBlock(s string) string {
-	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
-}
-
-type verifyJSON struct {
-	Impls []verifyImplJSON `json:"impls"`
-	Pass  bool             `json:"pass"`
-}
-
-type verifyImplJSON struct {
-	Impl        string            `json:"impl"`
-	WallSeconds float64           `json:"wall_seconds"`
-	Results     []spec.Result     `json:"results"`
-	Golden      map[string]string `json:"golden_divergence,omitempty"`
-}
-
-func (m *matrix) json() verifyJSON {
-	out := verifyJSON{Pass: m.ok("fail")}
-	for _, r := range m.runs {
-		ij := verifyImplJSON{Impl: r.impl.String(), WallSeconds: r.wall.Seconds(), Results: []spec.Result{}}
-		for _, o := range r.outcomes {
-			ij.Results = append(ij.Results, o.Results...)
-			if err := r.golden[o.Spec.Name()]; err != nil {
-				if ij.Golden == nil {
-					ij.Golden = map[string]string{}
-				}
-				ij.Golden[o.Spec.Name()] = err.Error()
-			}
-		}
-		out.Impls = append(out.Impls, ij)
-	}
-	return out
-}
-
-// html turns the matrix into the HTML report's data.
-func (m *matrix) html(tracesDir string) htmlreport.Report {
-	rep := htmlreport.Report{Title: "conform verify", Generated: time.Now()}
-	seen := map[string]bool{}
-	for _, id := range m.rows {
-		if req, ok := requirement.ByID(id); ok && !seen[id] {
-			seen[id] = true
-			rep.Requirements = append(rep.Requirements, htmlreport.FromCatalogue(req))
-		}
-	}
-	for _, r := range m.runs {
-		rep.Impls = append(rep.Impls, r.impl.String())
-		for _, o := range r.outcomes {
-			run := htmlreport.Run{Impl: r.impl.String(), Spec: o.Spec.Name(), Mode: o.Mode, Observed: o.Trace}
-			if g, err := trace.ReadFile(spec.GoldenPath(tracesDir, o.Spec, o.Mode)); err == nil {
-				run.Golden = g
-			}
-			for _, res := range o.Results {
-				rep.Results = append(rep.Results, htmlreport.Result{Impl: r.impl.String(), Spec: res.Spec,
-					Requirement: res.Requirement, Mode: res.Mode, Verdict: htmlreport.Verdict(res.Verdict), Evidence: res.Evidence})
-				if res.Verdict == spec.Error {
-					run.Err = res.Evidence
-				}
-			}
-			rep.Runs = append(rep.Runs, run)
-		}
-	}
-	return rep
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/suites/a75"
 	"github.com/conformlab/conform/suites/spec"
@@ -24,7 +25,7 @@ func BenchmarkSuiteSim(b *testing.B) {
 	for b.Loop() {
 		for _, s := range specs {
 			o := spec.Run(context.Background(), s, spec.Sim, runner.Reference)
-			if msg := spec.Failed(o.Results); msg != "" {
+			if msg := verdict.Failed(o.Results); msg != "" {
 				b.Fatalf("%s: %s", s.Name(), msg)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // The label registry: every label a suite may use besides document names
@@ -67,7 +68,7 @@ func describeSpec(s Spec) {
 				dir, err := TracesDir()
 				gomega.Expect(err).NotTo(gomega.HaveOccurred())
 				o.CheckGoldenOutcome(dir)
-				if msg := Failed(o.Results); msg != "" {
+				if msg := verdict.Failed(o.Results); msg != "" {
 					ginkgo.Fail(msg)
 				}
 			})

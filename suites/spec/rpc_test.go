@@ -8,6 +8,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // rpcTrace has r1 answered by b1, r2 failed, r3 with two results and r4
@@ -29,7 +30,8 @@ func rpcTrace() *trace.Trace {
 // failureOf runs f as a check on tr and returns its failure message, "" if
 // it passed.
 func failureOf(tr *trace.Trace, f func(g gomega.Gomega, tr *trace.Trace)) string {
-	return assert(Check{Assert: f}, tr)
+	rs := verdict.Evaluate(verdict.Subject{}, []Check{{Requirement: "A61-HE-DELAY-DEFAULT", Assert: f}}, tr)
+	return rs[0].Evidence
 }
 
 // TestRPCs_ResultsAndBackends verifies what each RPC helper accepts and

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // notApplicable is implemented by errors saying the implementation cannot
@@ -18,12 +19,14 @@ type notApplicable interface{ NotApplicable() string }
 // signal): evidence against the implementation, so its verdicts are fails.
 type crashed interface{ Crashed() string }
 
-// Outcome is one run of one spec in one mode.
+// Outcome is one run of one spec in one mode. It stays here, not in
+// harness/verdict, because it carries the Spec: the golden-trace and
+// agreement checks read the spec's options, `record` its golden path.
 type Outcome struct {
 	Spec    Spec
 	Mode    trace.Mode
 	Trace   *trace.Trace // nil when the run broke before producing one
-	Results []Result
+	Results []verdict.Result
 }
 
 // Run runs s in mode m against impl (runner.Run) and judges the run.
@@ -42,13 +45,13 @@ func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 	var cr crashed
 	switch {
 	case errors.As(err, &na):
-		o.Results = Broken(s, m, NotApplicable, na.NotApplicable())
+		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.NotApplicable, na.NotApplicable())
 	case errors.As(err, &cr):
-		o.Results = Broken(s, m, Fail, cr.Crashed()+":\n"+err.Error())
+		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.Fail, cr.Crashed()+":\n"+err.Error())
 	case err != nil:
-		o.Results = Broken(s, m, Error, err.Error())
+		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.Error, err.Error())
 	default:
-		o.Results = Evaluate(s, m, tr)
+		o.Results = verdict.Evaluate(s.Subject(m), s.Checks, tr)
 	}
 	return o
 }
@@ -57,20 +60,20 @@ func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 // its outcome: a trace that differs fails every requirement of the spec,
 // since the difference is a change of behaviour to be reviewed.
 func (o *Outcome) CheckGoldenOutcome(tracesDir string) {
-	if o.Trace == nil || hasVerdict(o.Results, Error, NotApplicable) {
+	if o.Trace == nil || hasVerdict(o.Results, verdict.Error, verdict.NotApplicable) {
 		return
 	}
 	if err := CheckGolden(tracesDir, o.Spec, o.Mode, o.Trace); err != nil {
 		for i := range o.Results {
-			if o.Results[i].Verdict == Pass {
-				o.Results[i].Verdict = Fail
+			if o.Results[i].Verdict == verdict.Pass {
+				o.Results[i].Verdict = verdict.Fail
 				o.Results[i].Evidence = fmt.Sprintf("golden trace: %v", err)
 			}
 		}
 	}
 }
 
-func hasVerdict(rs []Result, vs ...Verdict) bool {
+func hasVerdict(rs []verdict.Result, vs ...verdict.Verdict) bool {
 	for _, r := range rs {
 		for _, v := range vs {
 			if r.Verdict == v {

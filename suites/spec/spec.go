@@ -19,12 +19,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onsi/gomega"
-
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // The modes a spec runs in.
@@ -33,19 +32,10 @@ var (
 	Lab = trace.ModeLab
 )
 
-// Check asserts one requirement on a trace. Assert uses g (never the global
-// Gomega), so the same check runs under Ginkgo and under `conform run`.
-type Check struct {
-	Requirement string // a catalogue ID
-	Assert      func(g gomega.Gomega, tr *trace.Trace)
-	// Needs names the sources of evidence the check reads beyond what any
-	// implementation's trace has (the capture, the backends, the driver's
-	// channel states and RPC results): usually trace.SourcePolicy, the
-	// policy's own events, which only implementations that expose them
-	// (the reference, through the recorder) record. On a trace without
-	// them, the verdict is not-applicable, with the reason.
-	Needs []trace.Source
-}
+// Check is verdict.Check, the one definition of a check: an alias, so that
+// the suites, which write spec.Check{…} in most of their files, need not
+// change.
+type Check = verdict.Check
 
 // Spec is one scenario of a suite and the requirements it checks.
 type Spec struct {
@@ -73,6 +63,11 @@ type Spec struct {
 
 // Name is the scenario's name: also the stem of the golden trace files.
 func (s Spec) Name() string { return s.Scenario.Name }
+
+// Subject is what s's results in mode m are about.
+func (s Spec) Subject(m trace.Mode) verdict.Subject {
+	return verdict.Subject{Spec: s.Name(), Doc: string(s.Doc), Mode: m}
+}
 
 // RunsIn reports whether the spec runs in mode m.
 func (s Spec) RunsIn(m trace.Mode) bool {

@@ -1,4 +1,4 @@
-package htmlreport_test
+package html_test
 
 import (
 	"context"
@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conformlab/conform/harness/htmlreport"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -30,7 +31,7 @@ const (
 // specs' own checks. It also returns the verdict each matrix cell must
 // show, per implementation and requirement.
 type sample struct {
-	Report htmlreport.Report
+	Report html.Report
 	Cells  map[string]map[string]string // impl → requirement → verdict ("none": not run)
 	// RunOf names runs by impl, spec and mode: "reference he-dropped-ipv6 sim".
 	RunOf map[string]string
@@ -63,7 +64,7 @@ func buildSample(t *testing.T) sample {
 		return tr
 	}
 
-	var r htmlreport.Report
+	var r html.Report
 	r.Title = "conform verify: A61 sample"
 	r.Generated = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	r.Impls = []string{implRef, implNoDelay}
@@ -79,17 +80,17 @@ func buildSample(t *testing.T) sample {
 		if !ok {
 			t.Fatalf("%s is not in the catalogue", id)
 		}
-		r.Requirements = append(r.Requirements, htmlreport.FromCatalogue(q))
+		r.Requirements = append(r.Requirements, html.FromCatalogue(q))
 	}
 	runOf := map[string]string{}
-	addRun := func(run htmlreport.Run) {
+	addRun := func(run html.Run) {
 		runOf[run.Impl+" "+run.Spec+" "+string(run.Mode)] = "run-" + strconv.Itoa(len(r.Runs))
 		r.Runs = append(r.Runs, run)
 	}
-	addResults := func(impl string, rs []spec.Result) {
+	addResults := func(impl string, rs []verdict.Result) {
 		for _, x := range rs {
-			r.Results = append(r.Results, htmlreport.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
-				Mode: x.Mode, Verdict: htmlreport.Verdict(x.Verdict), Evidence: x.Evidence})
+			r.Results = append(r.Results, html.Result{Impl: impl, Spec: x.Spec, Requirement: x.Requirement,
+				Mode: x.Mode, Verdict: x.Verdict, Evidence: x.Evidence})
 		}
 	}
 
@@ -97,11 +98,11 @@ func buildSample(t *testing.T) sample {
 	// lab runs are the recorded golden lab traces (this test needs no root).
 	for _, s := range []spec.Spec{dropped, refused} {
 		obs := sim(s.Scenario)
-		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
-		addResults(implRef, spec.Evaluate(s, trace.ModeSim, obs))
+		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
+		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeSim), s.Checks, obs))
 		lab := golden(s, trace.ModeLab)
-		addRun(htmlreport.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
-		addResults(implRef, spec.Evaluate(s, trace.ModeLab, lab))
+		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
+		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeLab), s.Checks, lab))
 	}
 
 	// The test double: he-dropped-ipv6 fails its delay; he-refused-ipv6
@@ -117,16 +118,16 @@ func buildSample(t *testing.T) sample {
 		End(5 * time.Second).
 		MustBuild()
 	obs := sim(variant)
-	addRun(htmlreport.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
-	addResults(implNoDelay, spec.Evaluate(dropped, trace.ModeSim, obs))
+	addRun(html.Run{Impl: implNoDelay, Spec: dropped.Name(), Mode: trace.ModeSim, Golden: golden(dropped, trace.ModeSim), Observed: obs})
+	addResults(implNoDelay, verdict.Evaluate(dropped.Subject(trace.ModeSim), dropped.Checks, obs))
 	const broke = "driver exited with status 2 before the first event:\npanic: </script><script>alert(1)</script> & <!-- not markup -->"
-	addRun(htmlreport.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
-	addResults(implNoDelay, spec.Broken(refused, trace.ModeSim, spec.Error, broke))
+	addRun(html.Run{Impl: implNoDelay, Spec: refused.Name(), Mode: trace.ModeSim, Golden: golden(refused, trace.ModeSim), Err: broke})
+	addResults(implNoDelay, verdict.Broken(refused.Subject(trace.ModeSim), refused.Requirements(), verdict.Error, broke))
 	for _, s := range []spec.Spec{dropped, refused} {
-		addResults(implNoDelay, spec.Broken(s, trace.ModeLab, spec.NotApplicable, "the driver runs in simulation only"))
+		addResults(implNoDelay, verdict.Broken(s.Subject(trace.ModeLab), s.Requirements(), verdict.NotApplicable, "the driver runs in simulation only"))
 	}
-	r.Results = append(r.Results, htmlreport.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
-		Mode: trace.ModeSim, Verdict: htmlreport.NotApplicable, Evidence: "the driver cannot express xDS"})
+	r.Results = append(r.Results, html.Result{Impl: implNoDelay, Spec: "xds-cluster-resolver", Requirement: a62[0].ID,
+		Mode: trace.ModeSim, Verdict: verdict.NotApplicable, Evidence: "the driver cannot express xDS"})
 
 	// An observation with no golden trace: every SYN dropped, so the kernel
 	// retransmits and the RPC's deadline passes.
@@ -140,7 +141,7 @@ func buildSample(t *testing.T) sample {
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
-	addRun(htmlreport.Run{Impl: implRef, Spec: hung.Name, Mode: trace.ModeSim, Observed: sim(hung)})
+	addRun(html.Run{Impl: implRef, Spec: hung.Name, Mode: trace.ModeSim, Observed: sim(hung)})
 
 	cells := map[string]map[string]string{
 		implRef: {

@@ -1,4 +1,4 @@
-package htmlreport
+package html
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 const hostile = "</script><script>alert(1)</script> <!-- & </SCRIPT > \u2028"
@@ -52,9 +53,9 @@ func testReport(t *testing.T) Report {
 		Impls:        []string{"reference", "x" + hostile},
 		Requirements: []Requirement{FromCatalogue(q), {ID: "A61-X", Doc: "A61", Section: hostile, Text: hostile}},
 		Results: []Result{
-			{Impl: "reference", Spec: "he-dropped-ipv6", Requirement: q.ID, Mode: trace.ModeSim, Verdict: Pass},
-			{Impl: "x" + hostile, Spec: "he-dropped-ipv6", Requirement: q.ID, Mode: trace.ModeSim, Verdict: Fail, Evidence: hostile},
-			{Impl: "x" + hostile, Spec: "other", Requirement: "A61-X", Mode: trace.ModeLab, Verdict: Error, Evidence: "line 1\nline 2"},
+			{Impl: "reference", Spec: "he-dropped-ipv6", Requirement: q.ID, Mode: trace.ModeSim, Verdict: verdict.Pass},
+			{Impl: "x" + hostile, Spec: "he-dropped-ipv6", Requirement: q.ID, Mode: trace.ModeSim, Verdict: verdict.Fail, Evidence: hostile},
+			{Impl: "x" + hostile, Spec: "other", Requirement: "A61-X", Mode: trace.ModeLab, Verdict: verdict.Error, Evidence: "line 1\nline 2"},
 		},
 		Runs: []Run{
 			{Impl: "reference", Spec: "he-dropped-ipv6", Mode: trace.ModeSim, Golden: tr, Observed: tr},

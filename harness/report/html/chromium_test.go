@@ -1,4 +1,4 @@
-package htmlreport_test
+package html_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/conformlab/conform/harness/htmlreport"
+	"github.com/conformlab/conform/harness/report/html"
 )
 
 // chromium runs headless Chromium on the report with args, offline, and
@@ -163,11 +163,11 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 	bin := findChromium(t)
 	s := buildSample(t)
 	dir := t.TempDir()
-	if err := htmlreport.Write(dir, s.Report); err != nil {
+	if err := html.Write(dir, s.Report); err != nil {
 		t.Fatal(err)
 	}
-	url := "file://" + filepath.Join(dir, htmlreport.FileName)
-	keep(t, filepath.Join(dir, htmlreport.FileName))
+	url := "file://" + filepath.Join(dir, html.FileName)
+	keep(t, filepath.Join(dir, html.FileName))
 
 	dom := string(chromium(t, bin, url, "--dump-dom"))
 	if !strings.Contains(dom, `data-rendered="true"`) {

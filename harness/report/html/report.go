@@ -1,4 +1,4 @@
-// Package htmlreport writes conform's HTML report: one self-contained file
+// Package html writes conform's HTML report: one self-contained file
 // with the verdict matrix (requirement × implementation) and, for every run,
 // the golden and the observed trace as timelines on one time scale.
 //
@@ -8,10 +8,8 @@
 // Nothing is fetched at view time: no network, no fonts, no frameworks.
 //
 // The package is data in, a file out: it imports the trace and requirement
-// formats and nothing that runs a scenario. Its Verdict has the values of
-// suites/spec's (harness does not import suites), so a spec.Result converts
-// field by field.
-package htmlreport
+// formats, the verdicts (harness/verdict) and nothing that runs a scenario.
+package html
 
 import (
 	"bytes"
@@ -19,7 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
+	stdhtml "html"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,30 +26,11 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // FileName is the name of the file Write creates in its directory.
 const FileName = "index.html"
-
-// Verdict is the outcome of checking one requirement (DESIGN.md,
-// "Vocabulary"); its values are suites/spec's.
-type Verdict string
-
-// The verdicts.
-const (
-	Pass          Verdict = "pass"
-	Fail          Verdict = "fail"
-	NotApplicable Verdict = "not-applicable"
-	Error         Verdict = "error"
-)
-
-func (v Verdict) known() bool {
-	switch v {
-	case Pass, Fail, NotApplicable, Error:
-		return true
-	}
-	return false
-}
 
 // Requirement is a row of the matrix. FromCatalogue fills one from the
 // requirement catalogue.
@@ -68,14 +47,14 @@ func FromCatalogue(r requirement.Requirement) Requirement {
 }
 
 // Result is the verdict on one requirement for one implementation, spec and
-// mode: a spec.Result with the implementation it is about.
+// mode: a verdict.Result with the implementation it is about.
 type Result struct {
-	Impl        string     `json:"impl"`
-	Spec        string     `json:"spec"` // the scenario's name; with Impl and Mode it names the Run
-	Requirement string     `json:"requirement"`
-	Mode        trace.Mode `json:"mode"`
-	Verdict     Verdict    `json:"verdict"`
-	Evidence    string     `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
+	Impl        string          `json:"impl"`
+	Spec        string          `json:"spec"` // the scenario's name; with Impl and Mode it names the Run
+	Requirement string          `json:"requirement"`
+	Mode        trace.Mode      `json:"mode"`
+	Verdict     verdict.Verdict `json:"verdict"`
+	Evidence    string          `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
 }
 
 // Run is one scenario run of one implementation in one mode: what was
@@ -174,7 +153,7 @@ func Render(w io.Writer, r Report) error {
 		title = "conform report"
 	}
 	page := strings.NewReplacer(
-		"{{TITLE}}", html.EscapeString(title),
+		"{{TITLE}}", stdhtml.EscapeString(title),
 		"/*{{CSS}}*/", pageCSS,
 		"/*{{JS}}*/", pageJS,
 		"{{DATA}}", js,
@@ -192,7 +171,7 @@ func encodeData(d data) (string, error) {
 		return "", err
 	}
 	if bytes.Contains(bytes.ToLower(b), []byte("</script")) || bytes.Contains(b, []byte("<!--")) {
-		return "", errors.New("htmlreport: data would end its script element") // json.Marshal never allows it
+		return "", errors.New("html report: data would end its script element") // json.Marshal never allows it
 	}
 	return string(b), nil
 }
@@ -247,25 +226,25 @@ func build(r Report) (data, error) {
 	impls := map[string]bool{}
 	for i, im := range r.Impls {
 		if im == "" || impls[im] {
-			return data{}, fmt.Errorf("htmlreport: Impls[%d] %q is empty or repeated", i, im)
+			return data{}, fmt.Errorf("html report: Impls[%d] %q is empty or repeated", i, im)
 		}
 		impls[im] = true
 	}
 	reqs := map[string]bool{}
 	for i, q := range r.Requirements {
 		if q.ID == "" || reqs[q.ID] {
-			return data{}, fmt.Errorf("htmlreport: Requirements[%d] %q is empty or repeated", i, q.ID)
+			return data{}, fmt.Errorf("html report: Requirements[%d] %q is empty or repeated", i, q.ID)
 		}
 		reqs[q.ID] = true
 	}
 	for i, x := range r.Results {
 		switch {
 		case !impls[x.Impl]:
-			return data{}, fmt.Errorf("htmlreport: Results[%d].Impl %q is not in Impls", i, x.Impl)
+			return data{}, fmt.Errorf("html report: Results[%d].Impl %q is not in Impls", i, x.Impl)
 		case !reqs[x.Requirement]:
-			return data{}, fmt.Errorf("htmlreport: Results[%d].Requirement %q is not in Requirements", i, x.Requirement)
-		case !x.Verdict.known():
-			return data{}, fmt.Errorf("htmlreport: Results[%d].Verdict %q is not pass, fail, not-applicable or error", i, x.Verdict)
+			return data{}, fmt.Errorf("html report: Results[%d].Requirement %q is not in Requirements", i, x.Requirement)
+		case !x.Verdict.Known():
+			return data{}, fmt.Errorf("html report: Results[%d].Verdict %q is not pass, fail, not-applicable or error", i, x.Verdict)
 		}
 	}
 	index := map[*trace.Trace]int{}
@@ -286,7 +265,7 @@ func build(r Report) (data, error) {
 	}
 	for i, x := range r.Runs {
 		if !impls[x.Impl] {
-			return data{}, fmt.Errorf("htmlreport: Runs[%d].Impl %q is not in Impls", i, x.Impl)
+			return data{}, fmt.Errorf("html report: Runs[%d].Impl %q is not in Impls", i, x.Impl)
 		}
 		d.Runs = append(d.Runs, runData{
 			ID: fmt.Sprintf("run-%d", i), Impl: x.Impl, Spec: x.Spec, Mode: x.Mode,

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/conformlab/conform/harness/verdict"
+)
+
+// JUnit XML: one testsuite per document, one testcase per requirement,
+// spec and mode. A fail is a failure, an error an error, not-applicable
+// skipped, each with the evidence.
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the results of runs to path as JUnit XML, atomically.
+func WriteJUnit(path string, runs []Run) error {
+	b, err := xml.MarshalIndent(junit(runs), "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".junit-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append([]byte(xml.Header), b...)); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// junit groups the results of runs into one testsuite per document,
+// ordered by document, the testcases in the order of the runs.
+func junit(runs []Run) junitSuites {
+	byDoc := map[string]*junitSuite{}
+	var docs []string
+	for _, run := range runs {
+		for _, r := range run.Results {
+			s := byDoc[r.Doc]
+			if s == nil {
+				s = &junitSuite{Name: r.Doc}
+				byDoc[r.Doc] = s
+				docs = append(docs, r.Doc)
+			}
+			s.add(r)
+		}
+	}
+	var all junitSuites
+	sort.Strings(docs)
+	for _, d := range docs {
+		all.Suites = append(all.Suites, *byDoc[d])
+	}
+	return all
+}
+
+// add adds r's testcase to s and counts it.
+func (s *junitSuite) add(r verdict.Result) {
+	c := junitCase{Name: fmt.Sprintf("%s [%s] %s", r.Requirement, r.Mode, r.Spec), Classname: strings.ToLower(r.Doc) + "." + r.Spec}
+	msg := &junitMessage{Message: firstLine(r.Evidence), Body: r.Evidence}
+	switch r.Verdict {
+	case verdict.Fail:
+		c.Failure, s.Failures = msg, s.Failures+1
+	case verdict.Error:
+		c.Error, s.Errors = msg, s.Errors+1
+	case verdict.NotApplicable:
+		c.Skipped, s.Skipped = msg, s.Skipped+1
+	}
+	s.Tests++
+	s.Cases = append(s.Cases, c)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
