@@ -22,7 +22,7 @@ import (
 )
 
 const verifyUsage = `Usage:
-  conform verify --impl SPEC [--impl SPEC …] [flags]
+  conform verify --impl IMPL [--impl IMPL …] [flags]
       Runs every scenario an implementation can express, in the network lab,
       through its driver; checks each requirement and compares each trace with
       the reference's golden trace; prints a matrix, requirement ×
@@ -30,7 +30,7 @@ const verifyUsage = `Usage:
       for every fail. Needs root (the lab). Exit status 0 only when every
       verdict is pass or not-applicable (see --fail-on).
 
-  SPEC is one of:
+  IMPL is one of:
       grpc-go@v1.85.0    grpc-go at that module version (the driver is built
                          once per version, into the cache; the first build
                          takes about a minute)
@@ -87,7 +87,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 
 // implRun is everything verify found for one implementation.
 type implRun struct {
-	impl     driver.Impl
+	impl     driver.Release
 	outcomes []spec.Outcome
 	golden   map[string]error // spec name → how the trace differs from the golden one (nil: agrees)
 	wall     time.Duration
@@ -99,9 +99,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var impls []driver.Impl
+	var impls []driver.Release
 	for _, s := range f.impls {
-		impl, err := driver.ParseImpl(s)
+		impl, err := driver.ParseRelease(s)
 		if err != nil {
 			return usageError{err}
 		}
@@ -159,7 +159,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // verifyImpl installs impl's driver and runs every job through it.
-func verifyImpl(ctx context.Context, impl driver.Impl, jobs []spec.Job, parallel int, tracesDir string, stderr io.Writer) *implRun {
+func verifyImpl(ctx context.Context, impl driver.Release, jobs []spec.Job, parallel int, tracesDir string, stderr io.Writer) *implRun {
 	r := &implRun{impl: impl, golden: map[string]error{}}
 	start := time.Now()
 	fmt.Fprintf(stderr, "conform: %s: preparing the driver (the first time, this builds or installs it)\n", impl)

@@ -60,7 +60,7 @@ func CacheDir() (string, error) {
 // version, variant (plain or xDS) and driver source. The xDS variant
 // (env.XDS) is built only for grpc-go from xdsSince on; older versions get
 // the plain driver, which says it cannot express xDS.
-func installGo(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func installGo(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	xds := env.XDS && hasXDS(impl.Version)
 	variant := "grpc-go"
 	if xds {
@@ -85,7 +85,7 @@ func installGo(ctx context.Context, impl Impl, env InstallEnv) (Command, error) 
 
 // installReference builds the Go driver's reference variant, which links
 // conform's source tree (env.Source) and so is rebuilt when that changes.
-func installReference(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func installReference(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	if env.Source == "" {
 		return Command{}, errors.New("reference: the reference driver links conform's source: run from inside conform's source tree or give its directory")
 	}

@@ -26,7 +26,7 @@ func init() { Register(GRPCJS, InstallerFunc(installNode)) }
 // returns the command that starts drivers/node/driver.js against it. For
 // xDS scenarios (env.XDS) the install is a separate one that adds
 // @grpc/grpc-js-xds of the same minor release, which the driver registers.
-func installNode(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func installNode(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	version := impl.Version
 	if version == "" {
 		version = DefaultGRPCJS

@@ -17,7 +17,7 @@ func init() { Register(GRPCIO, InstallerFunc(installPython)) }
 // package conform cannot install into its cache: the error says what to
 // run), that it is the version asked for, if any, and writes driver.py into
 // the cache.
-func installPython(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func installPython(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	have, err := python.Check(ctx)
 	if err != nil {
 		return Command{}, err

@@ -27,7 +27,7 @@ import (
 // and given the scenario's resolver updates and RPCs over the driver
 // protocol. It runs in the lab only.
 type Driver struct {
-	Impl driver.Impl
+	Impl driver.Release
 	// Cache is where drivers are built and installed. Default:
 	// driver.CacheDir().
 	Cache string

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 }
 
 // install builds impl's driver into the test cache and logs how long it took.
-func install(t *testing.T, impl driver.Impl) driver.Command {
+func install(t *testing.T, impl driver.Release) driver.Command {
 	t.Helper()
 	start := time.Now()
 	cmd, err := driver.Install(context.Background(), impl, driver.InstallEnv{Cache: testCache, Source: driver.FindSource()})
@@ -93,7 +93,7 @@ func dumpTrace(tr *trace.Trace) string {
 // comes from the cache.
 func TestRunLab_GRPCGo185_HappyEyeballs(t *testing.T) {
 	requireLab(t)
-	impl := driver.Impl{Name: driver.GRPCGo, Version: "v1.85.0"}
+	impl := driver.Release{Name: driver.GRPCGo, Version: "v1.85.0"}
 	cold := install(t, impl)
 	built := modTime(t, cold.Path)
 	if cached := install(t, impl); cached.Path != cold.Path || !modTime(t, cached.Path).Equal(built) {
@@ -140,8 +140,8 @@ func TestRunLab_GRPCGo185_HappyEyeballs(t *testing.T) {
 // arrive as policy events (with picks naming the RPC).
 func TestRunLab_ReferenceThroughDriver_GivesPolicyEvents(t *testing.T) {
 	requireLab(t)
-	install(t, driver.Impl{Name: driver.Reference})
-	tr, err := Run(context.Background(), heDroppedIPv6(), Driver{Impl: driver.Impl{Name: driver.Reference}, Cache: testCache, Source: driver.FindSource()}, trace.ModeLab, Options{Seed: 1})
+	install(t, driver.Release{Name: driver.Reference})
+	tr, err := Run(context.Background(), heDroppedIPv6(), Driver{Impl: driver.Release{Name: driver.Reference}, Cache: testCache, Source: driver.FindSource()}, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dumpTrace(tr))
 	}
@@ -177,7 +177,7 @@ func TestRunLab_ReferenceThroughDriver_GivesPolicyEvents(t *testing.T) {
 // 1 s deadline (no Happy Eyeballs).
 func TestRunLab_GRPCGo155_NoEndpointsNoHappyEyeballs(t *testing.T) {
 	requireLab(t)
-	impl := driver.Impl{Name: driver.GRPCGo, Version: "v1.55.0"}
+	impl := driver.Release{Name: driver.GRPCGo, Version: "v1.55.0"}
 	install(t, impl)
 	install(t, impl)
 	rr := heDroppedIPv6()
@@ -213,7 +213,7 @@ func TestRunLab_GRPCGo155_NoEndpointsNoHappyEyeballs(t *testing.T) {
 // suites' job).
 func TestRunLab_GRPCJS_HappyEyeballs(t *testing.T) {
 	requireLab(t)
-	impl := driver.Impl{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}
+	impl := driver.Release{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}
 	tr, err := Run(context.Background(), heDroppedIPv6(), Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dumpTrace(tr))
@@ -242,7 +242,7 @@ func TestRunLab_GRPCIO_ThroughLabDNS(t *testing.T) {
 	if _, err := python.Check(context.Background()); err != nil {
 		t.Skipf("grpcio driver: %v", err)
 	}
-	tr, err := Run(context.Background(), heDroppedIPv6(), Driver{Impl: driver.Impl{Name: driver.GRPCIO}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
+	tr, err := Run(context.Background(), heDroppedIPv6(), Driver{Impl: driver.Release{Name: driver.GRPCIO}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dumpTrace(tr))
 	}
@@ -269,7 +269,7 @@ func TestRunLab_GRPCIO_SecondUpdateNotApplicable(t *testing.T) {
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(time.Second, scenario.Resolve(scenario.EP("b1/ipv6"))).
 		End(2 * time.Second).MustBuild()
-	_, err := Run(context.Background(), s, Driver{Impl: driver.Impl{Name: driver.GRPCIO}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
+	_, err := Run(context.Background(), s, Driver{Impl: driver.Release{Name: driver.GRPCIO}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
 	var na *NotApplicable
 	if !errors.As(err, &na) || !strings.Contains(na.Reason, "second resolver update") {
 		t.Errorf("err = %v, want not-applicable naming the second resolver update", err)
@@ -369,7 +369,7 @@ func TestRunLab_GRPCGo155_XDS_RoundRobinAndNACKs(t *testing.T) {
 // beside grpc-js, and the driver says it can express xds.
 func TestRunLab_GRPCJS_XDS_RoundRobinAndNACKs(t *testing.T) {
 	requireLab(t)
-	impl := driver.Impl{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}
+	impl := driver.Release{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}
 	cmd, err := driver.Install(context.Background(), impl, driver.InstallEnv{Cache: testCache, XDS: true})
 	if err != nil {
 		t.Fatal(err)
@@ -386,9 +386,9 @@ func TestRunLab_GRPCJS_XDS_RoundRobinAndNACKs(t *testing.T) {
 
 // grpcGoXDS builds the xDS driver for grpc-go version, checks the second
 // install comes from the cache, and returns the implementation.
-func grpcGoXDS(t *testing.T, version string) driver.Impl {
+func grpcGoXDS(t *testing.T, version string) driver.Release {
 	requireLab(t)
-	impl := driver.Impl{Name: driver.GRPCGo, Version: version}
+	impl := driver.Release{Name: driver.GRPCGo, Version: version}
 	env := driver.InstallEnv{Cache: testCache, XDS: true}
 	start := time.Now()
 	cold, err := driver.Install(context.Background(), impl, env)
@@ -408,7 +408,7 @@ func grpcGoXDS(t *testing.T, version string) driver.Impl {
 
 // runXDSRoundRobin runs xdsRoundRobin through impl's xDS driver and checks
 // the trace.
-func runXDSRoundRobin(t *testing.T, impl driver.Impl) {
+func runXDSRoundRobin(t *testing.T, impl driver.Release) {
 	start := time.Now()
 	tr, err := Run(context.Background(), xdsRoundRobin(), Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
 	t.Logf("RunLab (lab up, xDS server, driver, scenario, teardown): %v", time.Since(start).Round(time.Millisecond))
@@ -514,11 +514,11 @@ id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
 echo '{"id":'$id',"ev":"ok","hello":{"protocol":1,"impl":"fake","version":"1","can":{"endpoints":true,"mixed_families":true,"service_config":true,"wait_for_ready":true,"xds":false},"observes":"every-change"}}'
 cat >/dev/null`)}
 	var gotXDS []bool
-	driver.Register("fake-no-xds", driver.InstallerFunc(func(_ context.Context, _ driver.Impl, env driver.InstallEnv) (driver.Command, error) {
+	driver.Register("fake-no-xds", driver.InstallerFunc(func(_ context.Context, _ driver.Release, env driver.InstallEnv) (driver.Command, error) {
 		gotXDS = append(gotXDS, env.XDS)
 		return drv, nil
 	}))
-	_, err := Run(context.Background(), xdsRoundRobin(), Driver{Impl: driver.Impl{Name: "fake-no-xds"}, Cache: t.TempDir()}, trace.ModeLab, Options{})
+	_, err := Run(context.Background(), xdsRoundRobin(), Driver{Impl: driver.Release{Name: "fake-no-xds"}, Cache: t.TempDir()}, trace.ModeLab, Options{})
 	var na *NotApplicable
 	if !errors.As(err, &na) || na.Reason != "fake 1 cannot express xds" {
 		t.Fatalf("err = %v, want not-applicable: fake 1 cannot express xds", err)
@@ -554,7 +554,7 @@ func TestRunLab_GRPCJS_XDS_LogicalDNS(t *testing.T) {
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
-	tr, err := Run(context.Background(), s, Driver{Impl: driver.Impl{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
+	tr, err := Run(context.Background(), s, Driver{Impl: driver.Release{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dumpTrace(tr))
 	}
@@ -590,14 +590,14 @@ read line
 id=$(echo "$line" | sed 's/.*"id":\([0-9]*\).*/\1/')
 echo '{"id":'$id',"ev":"ok","hello":{"protocol":1,"impl":"fake","version":"1","can":{},"observes":"every-change"}}'
 cat >/dev/null`)}
-	driver.Register("fake-env", driver.InstallerFunc(func(context.Context, driver.Impl, driver.InstallEnv) (driver.Command, error) { return drv, nil }))
+	driver.Register("fake-env", driver.InstallerFunc(func(context.Context, driver.Release, driver.InstallEnv) (driver.Command, error) { return drv, nil }))
 	s := scenario.New("env-to-driver").
 		Backend("b1", scenario.Dual).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
 		End(time.Second).
 		MustBuild()
-	_, err := Run(context.Background(), s, Driver{Impl: driver.Impl{Name: "fake-env"}, Cache: t.TempDir()}, trace.ModeLab, Options{})
+	_, err := Run(context.Background(), s, Driver{Impl: driver.Release{Name: "fake-env"}, Cache: t.TempDir()}, trace.ModeLab, Options{})
 	var na *NotApplicable
 	if !errors.As(err, &na) {
 		t.Fatalf("err = %v, want not-applicable (the fake can express nothing)", err)
@@ -620,7 +620,7 @@ func TestRunLab_ReferenceRefusesEnvItCannotHonour(t *testing.T) {
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		End(time.Second).
 		MustBuild()
-	_, err := Run(context.Background(), s, Driver{Impl: driver.Impl{Name: driver.Reference}, Cache: t.TempDir()}, trace.ModeLab, Options{})
+	_, err := Run(context.Background(), s, Driver{Impl: driver.Release{Name: driver.Reference}, Cache: t.TempDir()}, trace.ModeLab, Options{})
 	if err == nil || !strings.Contains(err.Error(), "client.env."+scenario.EnvXDSDualstackEndpoints) {
 		t.Fatalf("err = %v, want one naming client.env.%s", err, scenario.EnvXDSDualstackEndpoints)
 	}

@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// TestParseImpl_SpecsAndErrors verifies the spec forms conform accepts and
+// TestParseRelease_SpecsAndErrors verifies the spec forms conform accepts and
 // that a bad one is refused with the reason.
-func TestParseImpl_SpecsAndErrors(t *testing.T) {
-	for spec, want := range map[string]Impl{
+func TestParseRelease_SpecsAndErrors(t *testing.T) {
+	for spec, want := range map[string]Release{
 		"grpc-go@v1.85.0": {GRPCGo, "v1.85.0"}, "grpc-go@v1.55.0": {GRPCGo, "v1.55.0"},
 		"reference": {Reference, ""}, "grpc-js@1.14.7": {GRPCJS, "1.14.7"}, "grpcio": {GRPCIO, ""},
 	} {
-		got, err := ParseImpl(spec)
+		got, err := ParseRelease(spec)
 		if err != nil || got != want || got.String() != spec {
 			t.Errorf("ParseImpl(%q) = %+v, %v; want %+v", spec, got, err, want)
 		}
@@ -21,7 +21,7 @@ func TestParseImpl_SpecsAndErrors(t *testing.T) {
 		"grpc-go": "say which grpc-go", "grpc-go@1.85.0": "not a grpc-go module version", "grpc-go@v1.85": "not a grpc-go module version",
 		"reference@v1": "no version", "grpc-js@": "empty version", "grpc-rs@1.0": "unknown implementation",
 	} {
-		if _, err := ParseImpl(spec); err == nil || !strings.Contains(err.Error(), reason) {
+		if _, err := ParseRelease(spec); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("ParseImpl(%q) error = %v, want %q", spec, err, reason)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package driver is the host side of the driver protocol (PROTOCOL.md: JSON
 // lines on stdin and stdout), by which implementations in other processes
-// are put under test: it parses implementation specs (ParseImpl), makes
+// are put under test: it parses the releases a user names (ParseRelease), makes
 // their drivers runnable (Installer: the Go driver is built per grpc-go
 // version into a cache, grpc-js is installed from npm) and talks to a
 // running driver started inside the lab's client namespace (Process).
@@ -18,19 +18,20 @@ import (
 	"golang.org/x/mod/semver"
 )
 
-// Impl names an implementation under test: Name is a driver's name
-// ("grpc-go", "grpc-js", "grpcio", "reference"), Version the
-// implementation's version as its ecosystem spells it ("v1.85.0", "1.14.7"),
-// or "" for the driver's default.
-type Impl struct {
+// Release names a release of an implementation, as a user names it on the
+// command line ("grpc-go@v1.85.0"): Name is its driver's name ("grpc-go",
+// "grpc-js", "grpcio", "reference"), Version the implementation's version
+// as its ecosystem spells it ("v1.85.0", "1.14.7"), or "" for the driver's
+// default. What runs it is runner.Driver.
+type Release struct {
 	Name, Version string
 }
 
-func (i Impl) String() string {
-	if i.Version == "" {
-		return i.Name
+func (r Release) String() string {
+	if r.Version == "" {
+		return r.Name
 	}
-	return i.Name + "@" + i.Version
+	return r.Name + "@" + r.Version
 }
 
 // The implementations conform knows.
@@ -41,25 +42,25 @@ const (
 	Reference = "reference"
 )
 
-// ParseImpl parses "name@version" ("grpc-go@v1.85.0", "grpc-js@1.14.7",
+// ParseRelease parses "name@version" ("grpc-go@v1.85.0", "grpc-js@1.14.7",
 // "grpcio", "reference"). grpc-go needs a semantic version with its "v";
 // the reference takes none (it is this conform's).
-func ParseImpl(spec string) (Impl, error) {
-	name, version, hasVersion := strings.Cut(spec, "@")
-	impl := Impl{Name: name, Version: version}
+func ParseRelease(arg string) (Release, error) {
+	name, version, hasVersion := strings.Cut(arg, "@")
+	impl := Release{Name: name, Version: version}
 	switch {
 	case hasVersion && version == "":
-		return Impl{}, fmt.Errorf("impl %q: empty version after @", spec)
+		return Release{}, fmt.Errorf("impl %q: empty version after @", arg)
 	case name == Reference && hasVersion:
-		return Impl{}, fmt.Errorf("impl %q: the reference has no version (it is this conform's)", spec)
+		return Release{}, fmt.Errorf("impl %q: the reference has no version (it is this conform's)", arg)
 	case name == GRPCGo && !hasVersion:
-		return Impl{}, fmt.Errorf("impl %q: say which grpc-go, e.g. grpc-go@v1.85.0", spec)
+		return Release{}, fmt.Errorf("impl %q: say which grpc-go, e.g. grpc-go@v1.85.0", arg)
 	case name == GRPCGo && (!semver.IsValid(version) || semver.Canonical(version) != version):
-		return Impl{}, fmt.Errorf("impl %q: %q is not a grpc-go module version (vMAJOR.MINOR.PATCH)", spec, version)
+		return Release{}, fmt.Errorf("impl %q: %q is not a grpc-go module version (vMAJOR.MINOR.PATCH)", arg, version)
 	case name == Reference, name == GRPCGo, name == GRPCJS, name == GRPCIO:
 		return impl, nil
 	}
-	return Impl{}, fmt.Errorf("impl %q: unknown implementation (known: %s)", spec, strings.Join(knownNames(), ", "))
+	return Release{}, fmt.Errorf("impl %q: unknown implementation (known: %s)", arg, strings.Join(knownNames(), ", "))
 }
 
 func knownNames() []string {
@@ -98,14 +99,14 @@ type Installer interface {
 	// under env.Cache and reusing it next time, and returns the command that
 	// starts the driver. A missing system prerequisite is an error saying
 	// exactly what to run.
-	Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error)
+	Install(ctx context.Context, impl Release, env InstallEnv) (Command, error)
 }
 
 // InstallerFunc is an Installer made of a function.
-type InstallerFunc func(ctx context.Context, impl Impl, env InstallEnv) (Command, error)
+type InstallerFunc func(ctx context.Context, impl Release, env InstallEnv) (Command, error)
 
 // Install calls f.
-func (f InstallerFunc) Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func (f InstallerFunc) Install(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	return f(ctx, impl, env)
 }
 
@@ -123,7 +124,7 @@ func Register(name string, in Installer) {
 }
 
 // Install makes impl's driver runnable and returns the command to start it.
-func Install(ctx context.Context, impl Impl, env InstallEnv) (Command, error) {
+func Install(ctx context.Context, impl Release, env InstallEnv) (Command, error) {
 	installersMu.RLock()
 	in, ok := installers[impl.Name]
 	installersMu.RUnlock()
