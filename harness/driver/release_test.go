@@ -14,7 +14,7 @@ func TestParseRelease_SpecsAndErrors(t *testing.T) {
 	} {
 		got, err := ParseRelease(spec)
 		if err != nil || got != want || got.String() != spec {
-			t.Errorf("ParseImpl(%q) = %+v, %v; want %+v", spec, got, err, want)
+			t.Errorf("ParseRelease(%q) = %+v, %v; want %+v", spec, got, err, want)
 		}
 	}
 	for spec, reason := range map[string]string{
@@ -22,7 +22,7 @@ func TestParseRelease_SpecsAndErrors(t *testing.T) {
 		"reference@v1": "no version", "grpc-js@": "empty version", "grpc-rs@1.0": "unknown implementation",
 	} {
 		if _, err := ParseRelease(spec); err == nil || !strings.Contains(err.Error(), reason) {
-			t.Errorf("ParseImpl(%q) error = %v, want %q", spec, err, reason)
+			t.Errorf("ParseRelease(%q) error = %v, want %q", spec, err, reason)
 		}
 	}
 }
