@@ -326,11 +326,15 @@ func (p *Process) failure(err error) error {
 	if exitErr != nil {
 		msg += fmt.Sprintf(" (driver %v)", exitErr)
 	}
-	if t := p.stderr.String(); t != "" {
-		msg += "\n--- driver stderr (tail) ---\n" + t
+	tail := p.stderr.String()
+	if tail != "" {
+		msg += "\n--- driver stderr (tail) ---\n" + tail
 	}
 	if sig, ok := crashSignal(exitErr); ok {
 		return &Crash{Signal: sig, msg: msg}
+	}
+	if line, ok := goPanic(exitErr, tail); ok {
+		return &Crash{Panic: line, msg: msg}
 	}
 	return errors.New(msg)
 }
