@@ -11,9 +11,9 @@ import (
 	"github.com/conformlab/conform/harness/verdict"
 )
 
-// JUnit XML: one testsuite per document, one testcase per requirement,
-// spec and mode. A fail is a failure, an error an error, not-applicable
-// skipped, each with the evidence.
+// JUnit XML: one testsuite per document, one testcase per check, spec and
+// mode. A fail is a failure (its message names its kind), an error an
+// error, inconclusive and not-applicable skipped, each with the evidence.
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
 	Suites  []junitSuite `xml:"testsuite"`
@@ -88,14 +88,16 @@ func junit(runs []Run) junitSuites {
 
 // add adds r's testcase to s and counts it.
 func (s *junitSuite) add(r verdict.Result) {
-	c := junitCase{Name: fmt.Sprintf("%s [%s] %s", r.Requirement, r.Mode, r.Spec), Classname: strings.ToLower(r.Doc) + "." + r.Spec}
+	c := junitCase{Name: fmt.Sprintf("%s [%s] %s", r.Row(), r.Mode, r.Spec), Classname: strings.ToLower(r.Doc) + "." + r.Spec}
 	msg := &junitMessage{Message: firstLine(r.Evidence), Body: r.Evidence}
 	switch r.Verdict {
 	case verdict.Fail:
+		msg.Message = r.Label() + ": " + msg.Message
 		c.Failure, s.Failures = msg, s.Failures+1
 	case verdict.Error:
 		c.Error, s.Errors = msg, s.Errors+1
-	case verdict.NotApplicable:
+	case verdict.Inconclusive, verdict.NotApplicable:
+		msg.Message = string(r.Verdict) + ": " + msg.Message
 		c.Skipped, s.Skipped = msg, s.Skipped+1
 	}
 	s.Tests++

@@ -61,8 +61,8 @@ func (m Matrix) grid() *grid {
 }
 
 // Text prints the matrix, then each implementation's totals and wall time,
-// then the evidence of every fail and error, with how the trace differs
-// from the reference's golden trace.
+// then the evidence of every fail, inconclusive and error, with how the
+// trace differs from the reference's golden trace.
 func (m Matrix) Text(w io.Writer) {
 	const col = 18
 	g := m.grid()
@@ -74,11 +74,7 @@ func (m Matrix) Text(w io.Writer) {
 	for _, id := range g.rows {
 		fmt.Fprintf(w, "%-36s", id)
 		for _, im := range m.Impls {
-			v := g.verdict(id, im.Name)
-			if v == "" {
-				v = "-"
-			}
-			fmt.Fprintf(w, " %-*s", col, v)
+			fmt.Fprintf(w, " %-*s", col, g.label(id, im.Name))
 		}
 		fmt.Fprintln(w)
 	}
@@ -100,7 +96,7 @@ func (m Matrix) printEvidence(w io.Writer) {
 		for _, r := range im.Runs {
 			var bad []verdict.Result
 			for _, res := range r.Results {
-				if res.Verdict == verdict.Fail || res.Verdict == verdict.Error {
+				if res.Verdict == verdict.Fail || res.Verdict == verdict.Inconclusive || res.Verdict == verdict.Error {
 					bad = append(bad, res)
 				}
 			}
@@ -162,8 +158,8 @@ func (m Matrix) HTML(generated time.Time) html.Report {
 		for _, r := range im.Runs {
 			run := html.Run{Impl: im.Name, Spec: r.Spec, Mode: r.Mode, Golden: r.Golden, Observed: r.Trace}
 			for _, res := range r.Results {
-				rep.Results = append(rep.Results, html.Result{Impl: im.Name, Spec: res.Spec,
-					Requirement: res.Requirement, Mode: res.Mode, Verdict: res.Verdict, Evidence: res.Evidence})
+				rep.Results = append(rep.Results, html.Result{Impl: im.Name, Spec: res.Spec, Requirement: res.Requirement,
+					Check: res.Check, Mode: res.Mode, Verdict: res.Verdict, Kind: res.Kind, Evidence: res.Evidence})
 				if res.Verdict == verdict.Error {
 					run.Err = res.Evidence
 				}

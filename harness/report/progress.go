@@ -17,7 +17,7 @@ func Progress(w io.Writer, r Run, took time.Duration, finished, total int) {
 		n[res.Verdict]++
 	}
 	var parts []string
-	for _, v := range []verdict.Verdict{verdict.Pass, verdict.Fail, verdict.Error, verdict.NotApplicable} {
+	for _, v := range verdict.Verdicts {
 		if n[v] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n[v], v))
 		}

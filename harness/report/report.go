@@ -26,20 +26,20 @@ type Run struct {
 	Results []verdict.Result
 }
 
-// worst folds several results into one verdict: error beats fail beats pass
-// beats not-applicable. It is "" for no results.
-func worst(rs []verdict.Result) verdict.Verdict {
-	if len(rs) == 0 {
-		return ""
-	}
-	rank := map[verdict.Verdict]int{verdict.NotApplicable: 0, verdict.Pass: 1, verdict.Fail: 2, verdict.Error: 3}
-	v := verdict.NotApplicable
-	for _, r := range rs {
-		if rank[r.Verdict] > rank[v] {
-			v = r.Verdict
+// rank orders verdicts for worst: error beats fail beats inconclusive beats
+// pass beats not-applicable.
+var rank = map[verdict.Verdict]int{verdict.NotApplicable: 0, verdict.Pass: 1, verdict.Inconclusive: 2, verdict.Fail: 3, verdict.Error: 4}
+
+// worst folds several results into one: the first of the worst verdict
+// (rank). It is the zero Result for no results.
+func worst(rs []verdict.Result) verdict.Result {
+	var w verdict.Result
+	for i, r := range rs {
+		if i == 0 || rank[r.Verdict] > rank[w.Verdict] {
+			w = r
 		}
 	}
-	return v
+	return w
 }
 
 // grid is requirement × column → results: the run table's columns are
@@ -66,7 +66,17 @@ func (g *grid) add(col string, rs []verdict.Result) {
 func (g *grid) sort() { sort.Strings(g.rows) }
 
 // verdict is the cell's one verdict, "" for an empty cell.
-func (g *grid) verdict(id, col string) verdict.Verdict { return worst(g.cell[id][col]) }
+func (g *grid) verdict(id, col string) verdict.Verdict { return worst(g.cell[id][col]).Verdict }
+
+// label is the cell as the text reports print it: its one verdict, a fail
+// with its kind ("fail (absent)"), "-" for an empty cell.
+func (g *grid) label(id, col string) string {
+	w := worst(g.cell[id][col])
+	if w.Verdict == "" {
+		return "-"
+	}
+	return w.Label()
+}
 
 // clip shortens s to n columns (s is ASCII: IDs, catalogue text, impl
 // names), the last an ellipsis.

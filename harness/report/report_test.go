@@ -30,12 +30,15 @@ func fixtureRuns() []report.Run {
 	res := func(s verdict.Subject, id string, v verdict.Verdict, ev string) verdict.Result {
 		return verdict.Result{Spec: s.Spec, Doc: s.Doc, Requirement: id, Mode: s.Mode, Verdict: v, Evidence: ev}
 	}
+	idle := verdict.Subject{Spec: "he-turn-idle", Doc: "A61", Mode: trace.ModeLab}
+	named := func(r verdict.Result, check string) verdict.Result { r.Check = check; return r }
+	kind := func(r verdict.Result, k verdict.Kind) verdict.Result { r.Kind = k; return r }
 	const gomegaMsg = "Expected\n    <string>: b9 & \"b8\"\nto equal\n    <string>: b1"
 	sim, lab := trace.ModeSim, trace.ModeLab
 	return []report.Run{
 		{Subject: he(sim), Trace: ended(2 * time.Second), Results: []verdict.Result{
 			res(he(sim), "A61-HE-DELAY-DEFAULT", verdict.Pass, ""),
-			res(he(sim), "A61-HE-FIRST-PASS", verdict.Fail, gomegaMsg),
+			kind(res(he(sim), "A61-HE-FIRST-PASS", verdict.Fail, gomegaMsg), verdict.Deviates),
 		}},
 		{Subject: he(lab), Trace: ended(1500 * time.Millisecond), Results: []verdict.Result{
 			res(he(lab), "A61-HE-DELAY-DEFAULT", verdict.Pass, ""),
@@ -48,6 +51,10 @@ func fixtureRuns() []report.Run {
 			res(sticky(lab), "A62-TF-PICKS", verdict.NotApplicable, "the driver cannot express xDS"),
 		}},
 		{Subject: verdict.Subject{Spec: "all-dropped", Doc: "A61", Mode: lab}, Trace: ended(10 * time.Second)},
+		{Subject: idle, Trace: ended(3 * time.Second), Results: []verdict.Result{
+			named(res(idle, "A61-HE-TURN-IDLE", verdict.Inconclusive, "b1 was not IDLE at its turn: it was in TRANSIENT_FAILURE"), "connects at its turn"),
+			kind(named(res(idle, "A61-HE-TURN-IDLE", verdict.Fail, "no attempt to b1 within 500ms"), "attempt follows"), verdict.Absent),
+		}},
 	}
 }
 
@@ -185,11 +192,11 @@ func TestMatrix_HTML(t *testing.T) {
 	for _, q := range rep.Requirements {
 		ids = append(ids, q.ID)
 	}
-	if got := strings.Join(ids, " "); got != "A61-HE-DELAY-DEFAULT A61-HE-FIRST-PASS A62-TF-PICKS" {
+	if got := strings.Join(ids, " "); got != "A61-HE-DELAY-DEFAULT A61-HE-FIRST-PASS A61-HE-TURN-IDLE A62-TF-PICKS" {
 		t.Errorf("rows %s", got)
 	}
-	if len(rep.Impls) != 2 || len(rep.Runs) != 5 || len(rep.Results) != 6 {
-		t.Fatalf("%d impls, %d runs, %d results; want 2, 5, 6", len(rep.Impls), len(rep.Runs), len(rep.Results))
+	if len(rep.Impls) != 2 || len(rep.Runs) != 6 || len(rep.Results) != 8 {
+		t.Fatalf("%d impls, %d runs, %d results; want 2, 6, 8", len(rep.Impls), len(rep.Runs), len(rep.Results))
 	}
 	if rep.Runs[1].Err != "driver: bad line 3: <eof>" || rep.Runs[0].Err != "" {
 		t.Errorf("run errors %q, %q; want the broken run's reason only", rep.Runs[0].Err, rep.Runs[1].Err)

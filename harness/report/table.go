@@ -68,7 +68,7 @@ func (t Table) Text(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "%-36s", "requirement")
 	for _, m := range modes {
-		fmt.Fprintf(w, " %-14s", m)
+		fmt.Fprintf(w, " %-16s", m)
 	}
 	fmt.Fprintln(w, " text")
 	totals := map[trace.Mode]map[verdict.Verdict]int{}
@@ -78,13 +78,10 @@ func (t Table) Text(w io.Writer) {
 	for _, id := range g.rows {
 		fmt.Fprintf(w, "%-36s", id)
 		for _, m := range modes {
-			v := g.verdict(id, string(m))
-			if v != "" {
+			if v := g.verdict(id, string(m)); v != "" {
 				totals[m][v]++
-			} else {
-				v = "-"
 			}
-			fmt.Fprintf(w, " %-14s", v)
+			fmt.Fprintf(w, " %-16s", g.label(id, string(m)))
 		}
 		fmt.Fprintln(w, " "+clip(requirementText(id), 60))
 	}
@@ -108,7 +105,8 @@ func requirementText(id string) string {
 
 // counts says how many of each verdict there are.
 func counts(n map[verdict.Verdict]int) string {
-	return fmt.Sprintf("%d pass, %d fail, %d error, %d not-applicable", n[verdict.Pass], n[verdict.Fail], n[verdict.Error], n[verdict.NotApplicable])
+	return fmt.Sprintf("%d pass, %d fail, %d inconclusive, %d error, %d not-applicable",
+		n[verdict.Pass], n[verdict.Fail], n[verdict.Inconclusive], n[verdict.Error], n[verdict.NotApplicable])
 }
 
 func (t Table) printDisagreement(w io.Writer) {

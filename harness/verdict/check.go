@@ -9,10 +9,17 @@ import (
 )
 
 // Check asserts one requirement on a trace. Assert uses g (never the global
-// Gomega), so the same check runs under Ginkgo and under `conform run`.
+// Gomega), so the same check runs under Ginkgo and under `conform run`. A
+// Gomega failure fails the check as Deviates; NoSign fails it as Absent;
+// Require ends it inconclusive, when a precondition of the check did not
+// hold in the run.
 type Check struct {
 	Requirement string // a catalogue ID
-	Assert      func(g gomega.Gomega, tr *trace.Trace)
+	// Name tells the check from the requirement's other checks in the
+	// same spec; reports name its row "<requirement> · <name>". Without a
+	// name, such a check is numbered ("#2").
+	Name   string
+	Assert func(g gomega.Gomega, tr *trace.Trace)
 	// Needs names the sources of evidence the check reads beyond what any
 	// implementation's trace has (the capture, the backends, the driver's
 	// channel states and RPC results): usually trace.SourcePolicy, the
@@ -23,19 +30,43 @@ type Check struct {
 }
 
 // Evaluate runs every check on tr and returns one result per check, about s:
-// pass; fail with Gomega's message (or the panic) as evidence; or
-// not-applicable when tr lacks the evidence the check needs.
+// pass; fail (of the kind the check found) with Gomega's message (or the
+// panic) as evidence; inconclusive with the precondition that did not hold;
+// or not-applicable when tr lacks the evidence the check needs.
 func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	out := make([]Result, 0, len(checks))
-	for _, c := range checks {
+	names := checkNames(checks)
+	for i, c := range checks {
 		r := s.result(c.Requirement, Pass, "")
+		r.Check = names[i]
 		if missing := lacking(c.Needs, tr); missing != "" {
 			r.Verdict = NotApplicable
 			r.Evidence = fmt.Sprintf("the check reads %s events, and %s's trace has none (it does not expose them)", missing, tr.Header.Impl)
-		} else if msg := assert(c, tr); msg != "" {
-			r.Verdict, r.Evidence = Fail, msg
+		} else {
+			r.Verdict, r.Kind, r.Evidence = assert(c, tr)
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// checkNames names each check for its row: its Name; "" when it is its
+// requirement's only check; else "#n", its place among them.
+func checkNames(checks []Check) []string {
+	per := map[string]int{}
+	for _, c := range checks {
+		per[c.Requirement]++
+	}
+	seen := map[string]int{}
+	out := make([]string, len(checks))
+	for i, c := range checks {
+		seen[c.Requirement]++
+		switch {
+		case c.Name != "":
+			out[i] = c.Name
+		case per[c.Requirement] > 1:
+			out[i] = fmt.Sprintf("#%d", seen[c.Requirement])
+		}
 	}
 	return out
 }
@@ -50,23 +81,44 @@ func lacking(needs []trace.Source, tr *trace.Trace) string {
 	return ""
 }
 
-// failure carries a Gomega failure out of a check by panicking.
-type failure struct{ msg string }
+// failure carries a check's end out of it by panicking: a Gomega failure
+// or NoSign (a fail of its kind), or Require (a precondition).
+type failure struct {
+	verdict Verdict
+	kind    Kind
+	msg     string
+}
 
-// assert runs one check with a Gomega whose failures end the check; it
-// returns the failure message, or "" when the check passed. A check that
-// panics for another reason fails with the panic as evidence.
-func assert(c Check, tr *trace.Trace) (msg string) {
-	g := gomega.NewGomega(func(message string, _ ...int) { panic(failure{message}) })
+// NoSign ends the check failed, of kind Absent: there is no sign of the
+// behaviour at all in the run (no second attempt within the window, no
+// NACK). Call it from a check's Assert only.
+func NoSign(format string, args ...any) {
+	panic(failure{Fail, Absent, fmt.Sprintf(format, args...)})
+}
+
+// Require ends the check inconclusive unless the precondition holds: the
+// reason says which precondition did not hold in the run. Call it from a
+// check's Assert only, before the check judges anything.
+func Require(holds bool, format string, args ...any) {
+	if !holds {
+		panic(failure{Inconclusive, "", fmt.Sprintf(format, args...)})
+	}
+}
+
+// assert runs one check with a Gomega whose failures end the check (as
+// Deviates); it returns the verdict, the kind of a fail and the evidence. A
+// check that panics for another reason fails with the panic as evidence.
+func assert(c Check, tr *trace.Trace) (v Verdict, k Kind, msg string) {
+	g := gomega.NewGomega(func(message string, _ ...int) { panic(failure{Fail, Deviates, message}) })
 	defer func() {
 		switch r := recover().(type) {
 		case nil:
 		case failure:
-			msg = r.msg
+			v, k, msg = r.verdict, r.kind, r.msg
 		default:
-			msg = fmt.Sprintf("check panicked: %v", r)
+			v, k, msg = Fail, Deviates, fmt.Sprintf("check panicked: %v", r)
 		}
 	}()
 	c.Assert(g, tr)
-	return ""
+	return Pass, "", ""
 }

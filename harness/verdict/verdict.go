@@ -9,6 +9,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -20,29 +21,59 @@ type Verdict string
 
 // The verdicts.
 const (
-	Pass          Verdict = "pass"
-	Fail          Verdict = "fail"           // with the evidence (a crash of the impl is evidence too)
-	NotApplicable Verdict = "not-applicable" // with the reason: the impl cannot express the scenario
-	Error         Verdict = "error"          // the driver or the harness broke, or the impl in a way that is not a crash
+	Pass Verdict = "pass"
+	// Fail is a fail with its Kind and the evidence (a crash of the
+	// implementation is evidence too).
+	Fail Verdict = "fail"
+	// Inconclusive: a precondition of the check did not hold in this run,
+	// with the reason; the run says nothing of the requirement.
+	Inconclusive Verdict = "inconclusive"
+	// NotApplicable, with the reason: the implementation cannot express the
+	// scenario, or the document scopes the rule away from it.
+	NotApplicable Verdict = "not-applicable"
+	// Error: conform or a driver broke.
+	Error Verdict = "error"
 )
 
-// Known reports whether v is one of the four verdicts.
-func (v Verdict) Known() bool {
-	switch v {
-	case Pass, Fail, NotApplicable, Error:
-		return true
-	}
-	return false
-}
+// Verdicts are the verdicts, in the order reports list them.
+var Verdicts = []Verdict{Pass, Fail, Inconclusive, NotApplicable, Error}
 
-// Result is the verdict on one requirement in one spec and mode.
+// Known reports whether v is one of the verdicts.
+func (v Verdict) Known() bool { return slices.Contains(Verdicts, v) }
+
+// Kind is the kind of a fail (DESIGN.md, "Vocabulary").
+type Kind string
+
+// The kinds of fail.
+const (
+	// Absent: no sign of the behaviour at all (no second attempt within
+	// the window, no NACK).
+	Absent Kind = "absent"
+	// Deviates: the behaviour is there, done differently (the default).
+	Deviates Kind = "deviates"
+	// Crash: the implementation crashed during the run.
+	Crash Kind = "crash"
+)
+
+// Result is the verdict of one check of a requirement in one spec and mode.
 type Result struct {
 	Spec        string     `json:"spec"`
 	Doc         string     `json:"doc"`
 	Requirement string     `json:"requirement"`
+	Check       string     `json:"check,omitempty"` // the check's name, when the requirement has several in the spec
 	Mode        trace.Mode `json:"mode"`
 	Verdict     Verdict    `json:"verdict"`
-	Evidence    string     `json:"evidence,omitempty"` // why it failed, or the reason for n/a and error
+	Kind        Kind       `json:"kind,omitempty"`     // with Fail
+	Evidence    string     `json:"evidence,omitempty"` // why it failed, or the reason for inconclusive, n/a and error
+}
+
+// Row names the result's row in a report: its requirement, and its check
+// when it has a name.
+func (r Result) Row() string {
+	if r.Check == "" {
+		return r.Requirement
+	}
+	return r.Requirement + " · " + r.Check
 }
 
 // Subject is what a set of results is about: one spec of a document, run in
@@ -58,12 +89,16 @@ func (s Subject) result(requirement string, v Verdict, evidence string) Result {
 }
 
 // Broken gives every requirement in ids the same verdict (Error,
-// NotApplicable, or Fail for a crashed implementation) with one reason: the
-// run broke before there was a trace to judge.
+// NotApplicable, or Fail for a crashed implementation, of kind Crash) with
+// one reason: the run broke before there was a trace to judge.
 func Broken(s Subject, ids []string, v Verdict, reason string) []Result {
 	var out []Result
 	for _, id := range ids {
-		out = append(out, s.result(id, v, reason))
+		r := s.result(id, v, reason)
+		if v == Fail {
+			r.Kind = Crash
+		}
+		out = append(out, r)
 	}
 	return out
 }
@@ -74,7 +109,7 @@ func Failed(rs []Result) string {
 	var b strings.Builder
 	for _, r := range rs {
 		if r.Verdict != Pass {
-			fmt.Fprintf(&b, "%s [%s] %s: %s\n%s\n\n", r.Requirement, r.Mode, r.Spec, r.Verdict, indent(r.Evidence))
+			fmt.Fprintf(&b, "%s [%s] %s: %s\n%s\n\n", r.Row(), r.Mode, r.Spec, r.Label(), indent(r.Evidence))
 		}
 	}
 	return b.String()
@@ -82,4 +117,13 @@ func Failed(rs []Result) string {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// Label is the verdict as reports print it: a fail with its kind
+// ("fail (absent)").
+func (r Result) Label() string {
+	if r.Verdict == Fail && r.Kind != "" {
+		return fmt.Sprintf("%s (%s)", r.Verdict, r.Kind)
+	}
+	return string(r.Verdict)
 }

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,8 +40,8 @@ func TestEvaluate_VerdictPerCheck(t *testing.T) {
 		{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")},
 		{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b9")},
 	}, tiny(false))
-	if len(rs) != 2 || rs[0].Verdict != Pass || rs[1].Verdict != Fail {
-		t.Fatalf("results %+v, want pass then fail", rs)
+	if len(rs) != 2 || rs[0].Verdict != Pass || rs[1].Verdict != Fail || rs[1].Kind != Deviates {
+		t.Fatalf("results %+v, want pass then fail (deviates)", rs)
 	}
 	want := Result{Spec: "tiny", Doc: "A61", Requirement: "A61-HE-DELAY-DEFAULT", Mode: trace.ModeSim, Verdict: Pass}
 	if rs[0] != want {
@@ -104,7 +105,8 @@ func TestFailed_RendersAllButPasses(t *testing.T) {
 		subject.result("A61-HE-FIRST-PASS", Fail, "Expected\n  b9\nto equal b1\n"),
 		subject.result("A61-HE-DELAY-CLAMP", NotApplicable, "no policy events"),
 	}
-	want := "A61-HE-FIRST-PASS [sim] tiny: fail\n    Expected\n      b9\n    to equal b1\n\n" +
+	rs[1].Kind = Deviates
+	want := "A61-HE-FIRST-PASS [sim] tiny: fail (deviates)\n    Expected\n      b9\n    to equal b1\n\n" +
 		"A61-HE-DELAY-CLAMP [sim] tiny: not-applicable\n    no policy events\n\n"
 	if got := Failed(rs); got != want {
 		t.Errorf("Failed:\n%q\nwant\n%q", got, want)
@@ -114,17 +116,72 @@ func TestFailed_RendersAllButPasses(t *testing.T) {
 	}
 }
 
-// TestVerdict_KnownIsTheFour verifies the enum is closed: the four verdicts
+// TestVerdict_KnownIsTheFive verifies the enum is closed: the five verdicts
 // and their JSON strings, and nothing else.
-func TestVerdict_KnownIsTheFour(t *testing.T) {
-	for v, s := range map[Verdict]string{Pass: "pass", Fail: "fail", NotApplicable: "not-applicable", Error: "error"} {
+func TestVerdict_KnownIsTheFive(t *testing.T) {
+	for v, s := range map[Verdict]string{Pass: "pass", Fail: "fail", Inconclusive: "inconclusive", NotApplicable: "not-applicable", Error: "error"} {
 		if string(v) != s || !v.Known() {
 			t.Errorf("%q: known %v, want %q and known", v, v.Known(), s)
 		}
 	}
-	for _, v := range []Verdict{"", "skip", "inconclusive", "PASS"} {
+	for _, v := range []Verdict{"", "skip", "unknown", "PASS"} {
 		if v.Known() {
 			t.Errorf("%q is known", v)
+		}
+	}
+}
+
+// TestEvaluate_KindsAndPreconditions verifies what a check can say besides
+// pass and a deviation: no sign of the behaviour (fail, absent), and a
+// precondition that did not hold (inconclusive, with the reason, and the
+// check judges nothing after it).
+func TestEvaluate_KindsAndPreconditions(t *testing.T) {
+	judged := false
+	rs := Evaluate(subject, []Check{
+		{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(gomega.Gomega, *trace.Trace) { NoSign("no second attempt within %v", "2s") }},
+		{Requirement: "A61-HE-FIRST-PASS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+			Require(false, "IPv6 was not tried first")
+			judged = true
+		}},
+		{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(gomega.Gomega, *trace.Trace) { Require(true, "holds") }},
+	}, tiny(false))
+	if r := rs[0]; r.Verdict != Fail || r.Kind != Absent || r.Evidence != "no second attempt within 2s" || r.Label() != "fail (absent)" {
+		t.Errorf("no sign: %+v, want fail (absent) with the message", r)
+	}
+	if r := rs[1]; r.Verdict != Inconclusive || r.Kind != "" || r.Evidence != "IPv6 was not tried first" || judged {
+		t.Errorf("precondition: %+v (judged after it: %v), want inconclusive with the reason", r, judged)
+	}
+	if rs[2].Verdict != Pass {
+		t.Errorf("a precondition that holds: %+v, want pass", rs[2])
+	}
+}
+
+// TestEvaluate_ChecksOfOneRequirementAreNamedRows verifies that three checks
+// of one requirement give three rows told apart by name or number, and a
+// requirement's only check no name.
+func TestEvaluate_ChecksOfOneRequirementAreNamedRows(t *testing.T) {
+	rs := Evaluate(subject, []Check{
+		{Requirement: "A61-HE-FIRST-PASS", Name: "IPv6 first", Assert: answeredBy("b1")},
+		{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b1")},
+		{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b1")},
+		{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")},
+	}, tiny(false))
+	var rows []string
+	for _, r := range rs {
+		rows = append(rows, r.Row())
+	}
+	want := []string{"A61-HE-FIRST-PASS · IPv6 first", "A61-HE-FIRST-PASS · #2", "A61-HE-FIRST-PASS · #3", "A61-HE-DELAY-DEFAULT"}
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows %q, want %q", rows, want)
+	}
+}
+
+// TestBroken_CrashIsAFailOfKindCrash verifies a crashed run fails every
+// requirement as a crash.
+func TestBroken_CrashIsAFailOfKindCrash(t *testing.T) {
+	for _, r := range Broken(subject, []string{"A61-HE-FIRST-PASS"}, Fail, "signal SIGSEGV") {
+		if r.Verdict != Fail || r.Kind != Crash {
+			t.Errorf("%+v, want fail (crash)", r)
 		}
 	}
 }

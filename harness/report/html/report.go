@@ -53,7 +53,9 @@ type Result struct {
 	Spec        string          `json:"spec"` // the scenario's name; with Impl and Mode it names the Run
 	Requirement string          `json:"requirement"`
 	Mode        trace.Mode      `json:"mode"`
+	Check       string          `json:"check,omitempty"`
 	Verdict     verdict.Verdict `json:"verdict"`
+	Kind        verdict.Kind    `json:"kind,omitempty"`
 	Evidence    string          `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
 }
 
@@ -138,7 +140,7 @@ func Write(dir string, r Report) error {
 
 // Render writes r as one HTML page to w. It refuses a report whose results
 // or runs name an implementation or requirement it does not list, or a
-// verdict outside the four, naming the field.
+// verdict outside the five, naming the field.
 func Render(w io.Writer, r Report) error {
 	d, err := build(r)
 	if err != nil {
@@ -244,7 +246,7 @@ func build(r Report) (data, error) {
 		case !reqs[x.Requirement]:
 			return data{}, fmt.Errorf("html report: Results[%d].Requirement %q is not in Requirements", i, x.Requirement)
 		case !x.Verdict.Known():
-			return data{}, fmt.Errorf("html report: Results[%d].Verdict %q is not pass, fail, not-applicable or error", i, x.Verdict)
+			return data{}, fmt.Errorf("html report: Results[%d].Verdict %q is not pass, fail, inconclusive, not-applicable or error", i, x.Verdict)
 		}
 	}
 	index := map[*trace.Trace]int{}

@@ -6,11 +6,16 @@
 
   var D = JSON.parse(document.getElementById("report-data").textContent);
   var SVGNS = "http://www.w3.org/2000/svg";
-  var VERDICTS = ["pass", "fail", "not-applicable", "error"];
-  var VLABEL = { "pass": "\u2713 pass", "fail": "\u2717 fail", "not-applicable": "\u2013 n/a", "error": "! error", "none": "\u00b7 not run" };
+  var VERDICTS = ["pass", "fail", "inconclusive", "not-applicable", "error"];
+  var VLABEL = { "pass": "\u2713 pass", "fail": "\u2717 fail", "inconclusive": "? inconclusive", "not-applicable": "\u2013 n/a", "error": "! error", "none": "\u00b7 not run" };
   // A cell shows its most telling verdict: a failure outranks an error,
-  // which outranks a pass, which outranks not-applicable.
-  var RANK = { "fail": 4, "error": 3, "pass": 2, "not-applicable": 1 };
+  // which outranks an inconclusive, which outranks a pass, which outranks
+  // not-applicable.
+  var RANK = { "fail": 5, "error": 4, "inconclusive": 3, "pass": 2, "not-applicable": 1 };
+  // vlabel is a result's verdict as shown: a fail with its kind.
+  function vlabel(x) { return VLABEL[x.verdict] + (x.verdict === "fail" && x.kind ? " (" + x.kind + ")" : ""); }
+  // rowName is a result's requirement and, when it has one, its check.
+  function rowName(x) { return x.requirement + (x.check ? " \u00b7 " + x.check : ""); }
   var STATE_COLOR = {
     "IDLE": "#eeeeee", "CONNECTING": "#fff0a6", "READY": "#8fd19e",
     "TRANSIENT_FAILURE": "#ec7f7f", "SHUTDOWN": "#9aa3ab"
@@ -109,7 +114,7 @@
       el("span", { "class": "chip v-" + v, "aria-hidden": "true", text: VLABEL[v] })
     ]));
   });
-  legend.appendChild(el("span", { text: "A cell with several results (specs, modes) shows the worst: fail, error, pass, n/a." }));
+  legend.appendChild(el("span", { text: "A cell with several results (checks, specs, modes) shows the worst: fail, error, inconclusive, pass, n/a." }));
 
   // ---- the matrix -------------------------------------------------------------
   var selectedChip = null;
@@ -123,7 +128,7 @@
       if (!byDoc[q.doc]) { byDoc[q.doc] = []; docs.push(q.doc); }
       byDoc[q.doc].push(q);
     });
-    var totals = D.impls.map(function () { return { "pass": 0, "fail": 0, "not-applicable": 0, "error": 0, "none": 0 }; });
+    var totals = D.impls.map(function () { return { "pass": 0, "fail": 0, "inconclusive": 0, "not-applicable": 0, "error": 0, "none": 0 }; });
     docs.forEach(function (doc) {
       var tb = el("tbody", { "data-doc": doc });
       tb.appendChild(el("tr", { "class": "doc" }, el("th", { colspan: String(D.impls.length + 1) },
@@ -707,7 +712,7 @@
       if (desc) sec.appendChild(el("p", { "class": "desc", text: desc }));
       var vd = el("div", { "class": "verdicts" });
       rs.forEach(function (x) {
-        var s = el("span", null, [el("span", { "class": "vtext v-" + x.verdict, text: VLABEL[x.verdict] }), " ", el("code", { text: x.requirement })]);
+        var s = el("span", null, [el("span", { "class": "vtext v-" + x.verdict, text: vlabel(x) }), " ", el("code", { text: rowName(x) })]);
         if (x.evidence) s.title = x.evidence;
         vd.appendChild(s);
       });
@@ -715,7 +720,7 @@
       rs.forEach(function (x) {
         if (!x.evidence || x.verdict === "pass" || x.evidence === r.err) return;
         sec.appendChild(el("details", { "class": "ev", open: x.verdict === "fail" ? "" : null }, [
-          el("summary", null, [el("span", { "class": "vtext v-" + x.verdict, text: VLABEL[x.verdict] }), " ", el("code", { text: x.requirement })]),
+          el("summary", null, [el("span", { "class": "vtext v-" + x.verdict, text: vlabel(x) }), " ", el("code", { text: rowName(x) })]),
           el("pre", { "class": "evidence", text: x.evidence })
         ]));
       });
