@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/spec"
 )
 
 // TestHelp_TeachesTheCommands verifies that help lists every command and how
@@ -226,5 +229,26 @@ func TestExitStatus_UsageVerdictInterrupt(t *testing.T) {
 	err := run(context.Background(), []string{"frob"}, &out, &errw)
 	if exitStatus(err, false, &errw) != 2 {
 		t.Errorf("an unknown command: %v, want a usage error", err)
+	}
+}
+
+// TestVerify_SimOnlySpecsAreNotApplicable verifies verify lists every spec
+// that runs in the simulator only as not-applicable for a third party, with
+// the reason, so that the requirements they check are not silently missing.
+func TestVerify_SimOnlySpecsAreNotApplicable(t *testing.T) {
+	f := &runFlags{suite: "a56"}
+	out, err := f.simOnly()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("simOnly: %d outcomes, %v; want a56's sim-only specs", len(out), err)
+	}
+	for _, o := range out {
+		if o.Spec.RunsIn(spec.Lab) {
+			t.Errorf("%s runs in the lab, yet is listed as sim-only", o.Spec.Name())
+		}
+		for _, r := range o.Results {
+			if r.Verdict != verdict.NotApplicable || r.Evidence != simOnlyReason || r.Mode != spec.Lab {
+				t.Errorf("%s: %+v, want not-applicable in the lab with the reason", o.Spec.Name(), r)
+			}
+		}
 	}
 }

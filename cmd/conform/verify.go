@@ -114,13 +114,19 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	simOnly, err := f.simOnly()
+	if err != nil {
+		return err
+	}
 	dir, err := f.tracesDir()
 	if err != nil {
 		return err
 	}
 	var runs []*implRun
 	for _, impl := range impls {
-		runs = append(runs, verifyImpl(ctx, impl, jobs, f.parallel, dir, stderr))
+		r := verifyImpl(ctx, impl, jobs, f.parallel, dir, stderr)
+		r.outcomes = append(r.outcomes, simOnly...)
+		runs = append(runs, r)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -216,4 +222,26 @@ func matrixOf(runs []*implRun, goldens string) report.Matrix {
 		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: reportRuns(r.outcomes, goldens), Divergence: r.golden, Wall: r.wall})
 	}
 	return m
+}
+
+// simOnlyReason is why a third party has no verdict on a scenario that runs
+// in the simulator only.
+const simOnlyReason = "the scenario runs in the simulator only (its timers are too long for the lab, or it needs what only the simulator models), and a third party is judged in the lab"
+
+// simOnly are the outcomes of the selected specs that run in the simulator
+// only: not-applicable for any implementation verify runs, with the reason,
+// so that no requirement they check is silently missing from the matrix.
+func (f *runFlags) simOnly() ([]spec.Outcome, error) {
+	sims, err := f.jobs([]trace.Mode{spec.Sim})
+	if err != nil {
+		return nil, nil // no spec of the selection runs in the simulator
+	}
+	var out []spec.Outcome
+	for _, j := range sims {
+		if !j.Spec.RunsIn(spec.Lab) {
+			out = append(out, spec.Outcome{Spec: j.Spec, Mode: spec.Lab,
+				Results: verdict.Broken(j.Spec.Subject(spec.Lab), j.Spec.Requirements(), verdict.NotApplicable, simOnlyReason)})
+		}
+	}
+	return out, nil
 }

@@ -55,6 +55,11 @@ const (
 	Crash Kind = "crash"
 )
 
+// GoldenTrace is the row of the reference's one verdict on its golden
+// trace: a run whose trace differs from it fails there, once, with the first
+// differing event (it is never a third party's verdict).
+const GoldenTrace = "golden-trace"
+
 // Result is the verdict of one check of a requirement in one spec and mode.
 type Result struct {
 	Spec        string     `json:"spec"`

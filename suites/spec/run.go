@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
@@ -57,19 +58,19 @@ func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 }
 
 // CheckGoldenOutcome adds the golden-trace comparison of a reference run to
-// its outcome: a trace that differs fails every requirement of the spec,
-// since the difference is a change of behaviour to be reviewed.
+// its outcome: a trace that differs from its golden trace is one fail, of
+// its own (verdict.GoldenTrace), naming the first differing event and the
+// requirements the spec checks, since the difference is a change of
+// behaviour to be reviewed. The checks' own verdicts stand as they are.
 func (o *Outcome) CheckGoldenOutcome(tracesDir string) {
 	if o.Trace == nil || hasVerdict(o.Results, verdict.Error, verdict.NotApplicable) {
 		return
 	}
 	if err := CheckGolden(tracesDir, o.Spec, o.Mode, o.Trace); err != nil {
-		for i := range o.Results {
-			if o.Results[i].Verdict == verdict.Pass {
-				o.Results[i].Verdict = verdict.Fail
-				o.Results[i].Evidence = fmt.Sprintf("golden trace: %v", err)
-			}
-		}
+		ev := fmt.Sprintf("%v\nthe requirements this spec checks, whose checks may read that lane: %s",
+			err, strings.Join(o.Spec.Requirements(), ", "))
+		o.Results = append(o.Results, verdict.Result{Spec: o.Spec.Name(), Doc: string(o.Spec.Doc), Requirement: verdict.GoldenTrace,
+			Mode: o.Mode, Verdict: verdict.Fail, Kind: verdict.Deviates, Evidence: ev})
 	}
 }
 

@@ -102,8 +102,17 @@ func TestGolden_MissingThenEqualThenChanged(t *testing.T) {
 		t.Error("a trace shifted by 1 ms matched its simulated golden trace")
 	}
 	o.CheckGoldenOutcome(dir)
-	if o.Results[0].Verdict != verdict.Pass {
-		t.Errorf("golden check turned a matching run into %s", o.Results[0].Verdict)
+	if len(o.Results) != 1 || o.Results[0].Verdict != verdict.Pass {
+		t.Errorf("golden check turned a matching run into %+v", o.Results)
+	}
+	d := Outcome{Spec: s, Mode: Sim, Trace: &changed, Results: Judge(s, Sim, &changed, nil).Results}
+	d.CheckGoldenOutcome(dir)
+	if len(d.Results) != 2 || d.Results[0].Verdict != verdict.Pass {
+		t.Fatalf("a diverging run: %+v, want its check's pass and one golden-trace fail", d.Results)
+	}
+	g := d.Results[1]
+	if g.Requirement != verdict.GoldenTrace || g.Verdict != verdict.Fail || !strings.Contains(g.Evidence, "A61-HE-DELAY-DEFAULT") || !strings.Contains(g.Evidence, "differs") {
+		t.Errorf("golden-trace verdict %+v, want one fail naming the divergence and the spec's requirements", g)
 	}
 }
 
