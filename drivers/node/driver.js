@@ -186,6 +186,25 @@ function firstLine(e) {
 }
 
 // What this grpc-js can express.
+// The standard LB policy names conform's scenarios use (as
+// drivers/go/protocol's KnownPolicies lists them).
+const KNOWN_POLICIES = [
+  'pick_first', 'round_robin', 'ring_hash_experimental', 'weighted_target_experimental',
+  'priority_experimental', 'outlier_detection_experimental', 'xds_override_host_experimental',
+  'least_request_experimental', 'weighted_round_robin',
+];
+
+// policies lists the known policies this grpc-js has registered (with
+// grpc-js-xds's, when it is loaded), so that conform makes a scenario naming
+// another not-applicable rather than let grpc-js fall back to its default
+// policy; undefined where grpc-js cannot tell (isLoadBalancerNameRegistered
+// is missing).
+function policies() {
+  const registered = grpc.experimental.isLoadBalancerNameRegistered;
+  if (typeof registered !== 'function') return undefined;
+  return KNOWN_POLICIES.filter((name) => registered(name));
+}
+
 function capabilities() {
   // Endpoints (several addresses each) arrived in grpc-js 1.10 together with
   // experimental.endpointToString; before that resolvers hand over a flat address list.
@@ -364,6 +383,7 @@ const handlers = {
         impl: 'grpc-js',
         version: grpcVersion,
         can: capabilities(),
+        policies: policies(),
         observes: 'every-change',
       },
     });

@@ -196,6 +196,10 @@ test('hello names grpc-js, its installed version and what it can do', { skip: SK
   const [maj, min] = grpcVersion.split('.').map(Number);
   assert.equal(h.can.endpoints, maj > 1 || min >= 10, 'endpoints iff grpc-js >= 1.10');
   assert.equal(h.can.xds, false);
+  // The policies it has registered, so that a scenario naming another is
+  // not-applicable instead of falling back to pick_first.
+  assert.ok(h.policies.includes('pick_first') && h.policies.includes('round_robin'), JSON.stringify(h.policies));
+  assert.ok(!h.policies.includes('ring_hash_experimental'), 'grpc-js registers ring_hash (through grpc-js-xds), not ring_hash_experimental');
   await d.close();
   noJunk(d);
 });
