@@ -10,6 +10,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -152,9 +153,20 @@ func rrReorder() spec.Spec {
 			}},
 			{Requirement: "A61-PETIOLE-REORDER-PUSHED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				const down = 400 * time.Millisecond
-				as := attempts(tr, down)
-				g.Expect(as).NotTo(gomega.BeEmpty(), "b1 never reconnected")
-				g.Expect(as[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")), "b1's child should have the new order, IPv4 first")
+				v4, v6 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b1/ipv6")
+				as := trace.Select(attempts(tr, down), func(e trace.Event) bool { return e.Addr == v4 || e.Addr == v6 })
+				if len(as) == 0 {
+					verdict.NoSign("b1 never reconnected after losing its connection")
+				}
+				if !spec.HasPolicy(tr) && as[0].Addr == v6 {
+					// From outside, a first attempt to the address b1 was
+					// connected to is what a subchannel reconnecting by
+					// itself does too (grpc-js's pick_first restarts the
+					// subchannel that dropped), whatever order its child
+					// holds: the run cannot tell whether the order was pushed.
+					verdict.Require(false, "b1's first attempt after the loss went to %s, the address its connection had been on: a subchannel reconnecting by itself explains it as well as an order never pushed", v6)
+				}
+				g.Expect(as[0].Addr).To(gomega.Equal(v4), "b1's child should have the new order, IPv4 first")
 			}},
 		},
 		Agreement: &compare.Options{
