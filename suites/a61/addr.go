@@ -42,12 +42,14 @@ func addrInterleave() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-ADDR-NO-RESORT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				as := attempts(tr, 0)
 				g.Expect(as).NotTo(gomega.BeEmpty())
 				g.Expect(as[0].Addr).To(gomega.Equal(spec.Addr(tr, "b1/ipv4")),
 					"the resolver's first address leads, although IPv6 would come first by RFC 6724")
 			}},
 			{Requirement: "A61-ADDR-FLATTEN", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				// Each family keeps the order of the concatenated endpoints.
 				var v4, v6 []string
 				for _, a := range order(attempts(tr, 0)) {
@@ -61,6 +63,7 @@ func addrInterleave() spec.Spec {
 				g.Expect(v6).To(gomega.Equal(addrs(tr, "b1/ipv6", "b2/ipv6")))
 			}},
 			{Requirement: "A61-ADDR-INTERLEAVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				g.Expect(order(attempts(tr, 0))).To(gomega.Equal(addrs(tr, "b1/ipv4", "b1/ipv6", "b2/ipv4", "b2/ipv6", "b3/ipv4")),
 					"families alternate from the first address's, across endpoints, until IPv6 runs out")
 			}},
@@ -88,6 +91,7 @@ func addrDuplicate() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-ADDR-INTERLEAVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				// Observed: one attempt per address, the duplicate at its
 				// first place, then interleaving of what is left.
 				as := attempts(tr, 0)

@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -34,6 +35,7 @@ func heThreeDropped() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-FIRST-PASS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				want := addrs(tr, "b1/ipv4", "b2/ipv4", "b3/ipv4")
 				g.Expect(tr).To(match.HaveAttemptOrder(want...))
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.Within(tr, labSlack)))
@@ -45,6 +47,7 @@ func heThreeDropped() spec.Spec {
 				}
 			}},
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireScenarioOrder(tr)
 				last := spec.Addr(tr, "b3/ipv4")
 				as := attempts(tr, 0)
 				g.Expect(as).To(gomega.HaveLen(3), "one attempt per address, and none after the last:%s", spec.Render(as))
@@ -123,6 +126,10 @@ func heAllRefused() spec.Spec {
 			}},
 			{Requirement: "A61-HE-PASS-END-RERESOLVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				spec.RequireReResolutionVisible(tr)
+				// b1/ipv6's failure is in the middle of the pass, where
+				// pick_first asks for nothing.
+				spec.RequireRequestsAttributable(tr, []time.Duration{firstFailure(tr, spec.Addr(tr, "b1/ipv6"))}, []time.Duration{end}, spec.Within(tr, 10*time.Millisecond))
 				rr := spec.ReResolutions(tr)
 				g.Expect(rr).NotTo(gomega.BeEmpty(), "no re-resolution at all")
 				if !spec.HasPolicy(tr) {
@@ -367,6 +374,16 @@ const (
 // include the subchannels' own, so it does not count them.
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n int, as ...string) {
 	reached := spec.FailureCountReached(tr, end, n, as...)
+	spec.RequireReResolutionVisible(tr)
+	// The failures that complete no round are where the policy asks for
+	// nothing.
+	var quiet []time.Duration
+	for _, t := range spec.FailureCountReached(tr, end, 1, as...) {
+		if !slices.Contains(reached, t) {
+			quiet = append(quiet, t)
+		}
+	}
+	spec.RequireRequestsAttributable(tr, quiet, reached, spec.Within(tr, 10*time.Millisecond))
 	rr := spec.ReResolutions(tr)
 	g.ExpectWithOffset(1, reached).NotTo(gomega.BeEmpty(), "failures after the pass: a round of %d should complete", n)
 	for i, t := range reached {

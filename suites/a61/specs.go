@@ -84,9 +84,11 @@ func heDroppedIPv6() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-TIMER-NEXT-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireFirstAttempt(tr, spec.Addr(tr, "b1/ipv6"))
 				g.Expect(tr).To(match.HaveAttemptOrder(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")))
 			}},
 			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireFirstAttempt(tr, spec.Addr(tr, "b1/ipv6"))
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
 					250*time.Millisecond, spec.Within(tr, labSlack)))
 			}},
@@ -117,6 +119,7 @@ func heRefusedIPv6() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-FAILURE-NEXT-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequireFirstAttempt(tr, spec.Addr(tr, "b1/ipv6"))
 				g.Expect(tr).To(match.HaveAttemptOrder(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")))
 				syns := spec.Of(tr, trace.KindSYN)
 				g.Expect(syns).NotTo(gomega.BeEmpty())

@@ -375,6 +375,16 @@ func stickyTFNewListAllFail() spec.Spec {
 // carried out only after the run's end (+3.6 s).
 func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
 	ends := spec.FailureCountReached(tr, -1, n, as...) // every failure of the run
+	spec.RequireReResolutionVisible(tr)
+	// The failures that complete no round are where the policy asks for
+	// nothing.
+	var quiet []time.Duration
+	for _, t := range spec.FailureCountReached(tr, -1, 1, as...) {
+		if !slices.Contains(ends, t) {
+			quiet = append(quiet, t)
+		}
+	}
+	spec.RequireRequestsAttributable(tr, quiet, ends, spec.Within(tr, 10*time.Millisecond))
 	rr := spec.ReResolutions(tr)
 	used := 0 // the re-resolutions already credited to a round
 	// The last round is not checked: its request may be deferred past the run.

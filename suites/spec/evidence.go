@@ -2,9 +2,11 @@ package spec
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // The evidence a check reads, whoever produced the trace. The reference
@@ -138,16 +140,84 @@ func FailureCountReached(tr *trace.Trace, after time.Duration, n int, addrs ...s
 
 // ReResolutions are the re-resolution requests: the policy's resolve-now
 // events when tr has the policy's events; otherwise the driver's, the
-// channel's requests. Those may include requests the implementation's
-// subchannels make on their own (grpc-go's do), so without the policy's
-// events a check can require a request where the policy must make one, but
-// not count them.
+// channel's requests; for a client that resolves through DNS, its DNS
+// queries after its first resolution (a query within dnsQueryBurst of the
+// one before belongs to the same resolution: A and AAAA). The channel's
+// requests may include requests the implementation's subchannels make on
+// their own (grpc-go's do), so without the policy's events a check can
+// require a request where the policy must make one, but not count them
+// (RequireRequestsAttributable).
 func ReResolutions(tr *trace.Trace) []trace.Event {
-	src := trace.SourceDriver
 	if HasPolicy(tr) {
-		src = trace.SourcePolicy
+		return trace.Select(tr.Events, trace.OfKind(trace.KindResolveNow), trace.FromSource(trace.SourcePolicy))
 	}
-	return trace.Select(tr.Events, trace.OfKind(trace.KindResolveNow), trace.FromSource(src))
+	if ResolvesThroughDNS(tr) {
+		return dnsReResolutions(tr)
+	}
+	return trace.Select(tr.Events, trace.OfKind(trace.KindResolveNow), trace.FromSource(trace.SourceDriver))
+}
+
+// dnsQueryBurst bounds the gap between the queries of one resolution.
+const dnsQueryBurst = 50 * time.Millisecond
+
+// dnsReResolutions are the first queries of each DNS resolution but the
+// first.
+func dnsReResolutions(tr *trace.Trace) []trace.Event {
+	var out []trace.Event
+	last := time.Duration(-1)
+	for i, q := range Of(tr, trace.KindDNSQuery) {
+		if i > 0 && q.T-last > dnsQueryBurst {
+			out = append(out, q)
+		}
+		last = q.T
+	}
+	return out
+}
+
+// RequireReResolutionVisible states the precondition of a check that needs
+// to see a client's re-resolution from outside. A client that resolves
+// through DNS shows it only as new DNS queries, which its resolver may
+// defer (C-core waits 30 s between resolutions by default): without a
+// query after the first resolution, the run cannot tell a request that was
+// never made from one the resolver deferred.
+func RequireReResolutionVisible(tr *trace.Trace) {
+	if HasPolicy(tr) || !ResolvesThroughDNS(tr) {
+		return
+	}
+	verdict.Require(len(dnsReResolutions(tr)) > 0, "the client resolves names through DNS: a re-resolution request shows only as new DNS queries, which its resolver may defer (C-core: 30 s between resolutions by default), and none came")
+}
+
+// RequireRequestsAttributable states the precondition of a check that
+// attributes a channel's re-resolution requests to its policy from outside:
+// the channel asks for none after the failures in quiet, where the policy
+// asks for nothing, beyond the requests that answer the failures in busy,
+// where it must ask (each failure is answered by the first request within
+// slack after it that no earlier failure took; the busy ones choose first,
+// so that one request soon after two close failures counts for the one
+// the policy answers). A channel that asks after every subchannel failure
+// (grpc-go's subchannels do) answers the quiet ones too, whatever its
+// policy does: the run cannot tell the policy's requests from the others.
+func RequireRequestsAttributable(tr *trace.Trace, quiet, busy []time.Duration, slack time.Duration) {
+	if HasPolicy(tr) {
+		return
+	}
+	rr := ReResolutions(tr)
+	taken := make([]bool, len(rr))
+	take := func(t time.Duration) bool {
+		for i, e := range rr {
+			if !taken[i] && e.T >= t && e.T-t <= slack {
+				taken[i] = true
+				return true
+			}
+		}
+		return false
+	}
+	for _, t := range busy {
+		take(t)
+	}
+	for _, t := range quiet {
+		verdict.Require(!take(t), "the channel asked for re-resolution after the failure at %s too, where the policy asks for none: its requests at failures cannot be told from the policy's", trace.FormatT(t))
+	}
 }
 
 // NeedsPolicy is the Needs of a check that reads what only the policy's
@@ -178,4 +248,45 @@ func PicksOf(tr *trace.Trace, id string) []trace.Event {
 		return nil
 	}
 	return trace.Select(picks, func(e trace.Event) bool { return e.T >= from && e.T <= to })
+}
+
+// ResolvesThroughDNS reports whether tr's client got its addresses from the
+// lab's DNS, not from conform's resolver: its driver said it cannot host the
+// resolver (harness/driver's "resolver" capability).
+func ResolvesThroughDNS(tr *trace.Trace) bool {
+	return slices.Contains(strings.Split(tr.Header.Env["driver.cannot"], ","), "resolver")
+}
+
+// dnsOrderReason is why an order check says nothing of a client that
+// resolves through DNS.
+const dnsOrderReason = "the client resolves names through DNS and may sort the addresses it receives itself (RFC 6724's destination address selection, as C-core does)"
+
+// RequireScenarioOrder states the precondition of a check that judges the
+// order of a client's attempts against the order the scenario's resolver
+// update gave: the client received that order. A client that resolves
+// through DNS may sort the addresses itself, so the order it received is
+// not known: the check is inconclusive for it.
+func RequireScenarioOrder(tr *trace.Trace) {
+	verdict.Require(!ResolvesThroughDNS(tr), "%s: the order it received is not known, so its attempts' order cannot be judged against the scenario's", dnsOrderReason)
+}
+
+// RequireFirstAttempt states the precondition of a check that needs the
+// client to try addr first, the scenario's first address: a client that
+// resolves through DNS and tried another address first sorted them itself,
+// and the run says nothing of the rule. For a client given the scenario's
+// order by conform's resolver, trying another address first is the check's
+// business, not a precondition.
+func RequireFirstAttempt(tr *trace.Trace, addr string) {
+	if !ResolvesThroughDNS(tr) {
+		return
+	}
+	as := Attempts(tr.Events)
+	verdict.Require(len(as) > 0 && as[0].Addr == addr, "%s: its first attempt went to %s, not to the scenario's first address %s", dnsOrderReason, firstAddr(as), addr)
+}
+
+func firstAddr(as []trace.Event) string {
+	if len(as) == 0 {
+		return "nowhere"
+	}
+	return as[0].Addr
 }
