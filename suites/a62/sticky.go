@@ -108,8 +108,7 @@ func stickyTFPriority() spec.Spec {
 				// never take the picks back from p1: a pick_first that went
 				// IDLE or CONNECTING after its backoff would be chosen again
 				// by priority, and the channel would leave READY.
-				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, ready),
-					"p0 reconnecting in TRANSIENT_FAILURE should not disturb the READY channel")
+				spec.ExpectStateSequence(g, tr, []string{connecting, ready}, "p0 reconnecting in TRANSIENT_FAILURE should not disturb the READY channel")
 			}},
 			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
@@ -171,7 +170,7 @@ func stickyTFUntilReady() spec.Spec {
 				}
 			}},
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				spec.ExpectStateSequence(g, tr, []string{connecting, tf, ready})
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))
 				rdy := mustFirst(g, tr, 0, "READY channel state", spec.StateIs(tr, ready))
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
@@ -234,7 +233,7 @@ func stickyTFReresolveEveryRound() spec.Spec {
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf))
+				spec.ExpectStateSequence(g, tr, []string{connecting, tf})
 			}},
 		},
 		Agreement: agreement(backoffAgreement, 1500*time.Millisecond),
@@ -264,7 +263,7 @@ func stickyTFNewList() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				spec.ExpectStateSequence(g, tr, []string{connecting, tf, ready})
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
@@ -310,7 +309,7 @@ func stickyTFNewListAllFail() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
-				g.Expect(spec.Channel(tr)).To(match.HaveStateSequence(connecting, tf, ready))
+				spec.ExpectStateSequence(g, tr, []string{connecting, tf, ready})
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				updates := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/match"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 )
@@ -27,9 +30,8 @@ func HasPolicy(tr *trace.Trace) bool {
 // ChannelStates are the states the policy drove the channel through, in
 // time order: the root policy's balancer-state events when tr has the
 // policy's events; otherwise the driver's channel-state events, without the
-// channel's own initial IDLE (reported before the first resolver update,
-// when there is no policy yet: grpc-js reports it, grpc-go does not) and the
-// final SHUTDOWN (the run closing the channel).
+// channel's own initial IDLE (grpc-js and C-core report it, grpc-go does
+// not) and the final SHUTDOWN (the run closing the channel).
 func ChannelStates(tr *trace.Trace) []trace.Event {
 	if HasPolicy(tr) {
 		return trace.Select(tr.Events, trace.OfKind(trace.KindBalancerState), func(e trace.Event) bool { return e.Policy == "" })
@@ -38,19 +40,20 @@ func ChannelStates(tr *trace.Trace) []trace.Event {
 }
 
 // Channel is tr's events without what the channel reports on its own
-// rather than from its policy: the initial IDLE before the first resolver
-// update and the final SHUTDOWN. The state matchers of harness/match read
-// it as they read a whole trace.
+// rather than from its policy: its initial IDLE (the first state it
+// reports, if IDLE: every channel starts there; a client resolving through
+// DNS is created after the first resolver update, and C-core reports it
+// then) and the final SHUTDOWN. The state matchers of harness/match read it
+// as they read a whole trace.
 func Channel(tr *trace.Trace) []trace.Event {
 	own := map[int]bool{}
-	first := firstUpdate(tr)
 	seenState := false
 	for i, e := range tr.Events {
 		if e.Kind != trace.KindChannelState {
 			continue
 		}
 		switch {
-		case !seenState && e.State == "IDLE" && e.T <= first:
+		case !seenState && e.State == "IDLE":
 			own[i] = true
 		case e.State == "SHUTDOWN":
 			own[i] = true
@@ -68,17 +71,6 @@ func Channel(tr *trace.Trace) []trace.Event {
 
 func channelStates(tr *trace.Trace) []trace.Event {
 	return trace.Select(Channel(tr), trace.OfKind(trace.KindChannelState))
-}
-
-// firstUpdate is the time of tr's first resolver update, or the end of the
-// trace when there is none.
-func firstUpdate(tr *trace.Trace) time.Duration {
-	for _, e := range tr.Events {
-		if e.Kind == trace.KindResolverUpdate {
-			return e.T
-		}
-	}
-	return time.Duration(1<<63 - 1)
 }
 
 // StateIs selects the events of ChannelStates(tr) in state st.
@@ -289,4 +281,40 @@ func firstAddr(as []trace.Event) string {
 		return "nowhere"
 	}
 	return as[0].Addr
+}
+
+// ExpectStateSequence asserts that the channel's states, consecutive
+// duplicates collapsed, are exactly states (match.HaveStateSequence on
+// Channel). Its precondition: every transition shows at the driver's
+// granularity. A driver that polls the channel's state (hello's "observes":
+// "polling"; grpcio has no callback per change) can miss a short-lived state:
+// when what it saw is the expected sequence with states missing, in order,
+// the check is inconclusive; any other difference is the check's to judge.
+func ExpectStateSequence(g gomega.Gomega, tr *trace.Trace, states []string, description ...any) {
+	if tr.Header.Env["driver.observes"] == "polling" && !HasPolicy(tr) {
+		seen := slices.Compact(stateNames(ChannelStates(tr)))
+		want := slices.Compact(slices.Clone(states))
+		verdict.Require(slices.Equal(seen, want) || !isSubsequence(seen, want),
+			"the driver polls the channel's state and can miss a short-lived one: it saw %v, the expected %v with states missing", seen, want)
+	}
+	g.ExpectWithOffset(1, Channel(tr)).To(match.HaveStateSequence(states...), description...)
+}
+
+func stateNames(evs []trace.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.State
+	}
+	return out
+}
+
+// isSubsequence reports whether sub is want with some elements left out.
+func isSubsequence(sub, want []string) bool {
+	i := 0
+	for _, w := range want {
+		if i < len(sub) && sub[i] == w {
+			i++
+		}
+	}
+	return i == len(sub)
 }
