@@ -59,6 +59,7 @@ func flat(tr *trace.Trace, eps []scenario.Endpoint) []string {
 // so the connects are a faithful order.
 func keepsOrder(eps []scenario.Endpoint) spec.Check {
 	return spec.Check{Requirement: "A62-SHUFFLE-OFF-KEEPS-ORDER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		spec.RequireScenarioOrder(tr)
 		if !spec.HasPolicy(tr) {
 			// Without the policy's events, the SYNs are the evidence.
 			g.Expect(firstPass(tr)).To(match.HaveAttemptOrder(flat(tr, eps)...))
