@@ -13,6 +13,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -26,7 +27,7 @@ const labSlack = 50 * time.Millisecond
 func Specs() []spec.Spec {
 	specs := []spec.Spec{
 		// Happy Eyeballs in the pick_first LB Policy
-		heDroppedIPv6(), heRefusedIPv6(), heThreeDropped(),
+		heDroppedIPv6(), heRefusedIPv6(), heFirstReadyWins(), heThreeDropped(),
 		heDelayClamp("he-delay-clamp-low", "30ms", 100*time.Millisecond),
 		heDelayClamp("he-delay-clamp-high", "5s", 2*time.Second),
 		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(),
@@ -92,10 +93,45 @@ func heDroppedIPv6() spec.Spec {
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
 					250*time.Millisecond, spec.Within(tr, labSlack)))
 			}},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// heFirstReadyWins: b1's IPv6 address drops SYNs until 300 ms, so the IPv4
+// attempt, a Connection Attempt Delay after the IPv6 one, connects first;
+// an IPv6 attempt kept open would connect at the kernel's SYN
+// retransmission (1 s). The first connection READY carries both RPCs, r2
+// sent after that retransmission.
+func heFirstReadyWins() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: scenario.New("he-first-ready-wins").
+			Describe("b1's IPv6 address drops SYNs until 300 ms; the client gets [b1/ipv6, b1/ipv4]; r1 at once, r2 at 1.5 s, after the IPv6 SYN's retransmission").
+			Backend("b1", scenario.Dual).
+			LB("pick_first", `{}`).
+			At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
+			At(300*time.Millisecond, scenario.Clear("b1/ipv6")).
+			At(1500*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
+			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			End(3 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
 			{Requirement: "A61-HE-FIRST-READY-WINS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				res := spec.Of(tr, trace.KindRPCResult)
-				g.Expect(res).To(gomega.HaveLen(1))
-				g.Expect(res[0].Backend).To(gomega.Equal("b1"), "r1 should be answered over b1's IPv4 address")
+				established := spec.Of(tr, trace.KindSYNACK)
+				g.Expect(established).NotTo(gomega.BeEmpty(), "no connection was established")
+				first := established[0]
+				// The rule is exercised only when a second attempt was in
+				// flight before the first connection was: a client without
+				// Happy Eyeballs has one attempt at a time.
+				before := trace.Select(spec.Attempts(tr.Events), func(e trace.Event) bool { return e.T < first.T })
+				verdict.Require(len(order(before)) >= 2, "only one address was tried before the first connection was established: no two attempts raced")
+				for _, id := range []string{"r1", "r2"} {
+					g.Expect(spec.ServedOn(g, tr, id)).To(gomega.Equal(first.Addr),
+						"%s should use the first connection established (%s)", id, first.Addr)
+				}
 			}},
 		},
 		Agreement: synAgreement,

@@ -82,3 +82,18 @@ func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 	r := rpcResult(g, tr, id)
 	g.ExpectWithOffset(1, succeeded(r)).To(gomega.BeFalse(), "RPC %s should fail; it was answered by %s", id, r.Backend)
 }
+
+// ServedOn is the address RPC id was served on: the backend's rpc-served
+// event between the RPC's start and its result, in the lab; where the trace
+// has none (the simulator has no backends' events), the address of its last
+// pick. The check fails when neither shows it.
+func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
+	start, r := RPCStart(g, tr, id), rpcResult(g, tr, id)
+	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool { return e.T >= start && e.T <= r.T })
+	if len(served) > 0 {
+		return served[len(served)-1].Addr
+	}
+	picks := trace.Select(PicksOf(tr, id), func(e trace.Event) bool { return e.Addr != "" })
+	g.ExpectWithOffset(1, picks).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
+	return picks[len(picks)-1].Addr
+}
