@@ -93,17 +93,30 @@ func (s Subject) result(requirement string, v Verdict, evidence string) Result {
 	return Result{Spec: s.Spec, Doc: s.Doc, Requirement: requirement, Mode: s.Mode, Verdict: v, Evidence: evidence}
 }
 
-// Broken gives every requirement in ids the same verdict (Error,
-// NotApplicable, or Fail for a crashed implementation, of kind Crash) with
-// one reason: the run broke before there was a trace to judge.
+// CrashRow is the row of a run in which the implementation crashed: one
+// fail of kind Crash, whatever requirements the spec checks.
+const CrashRow = "crash"
+
+// Broken gives every requirement in ids the same verdict (Error or
+// NotApplicable) with one reason: the run broke before there was a trace to
+// judge.
 func Broken(s Subject, ids []string, v Verdict, reason string) []Result {
 	var out []Result
 	for _, id := range ids {
-		r := s.result(id, v, reason)
-		if v == Fail {
-			r.Kind = Crash
-		}
-		out = append(out, r)
+		out = append(out, s.result(id, v, reason))
+	}
+	return out
+}
+
+// Crashed is the verdicts of a run in which the implementation crashed: one
+// behaviour, one fail row of kind Crash (CrashRow) with the evidence; the
+// requirements in ids were not seen through, so each is inconclusive.
+func Crashed(s Subject, ids []string, evidence string) []Result {
+	crash := s.result(CrashRow, Fail, evidence)
+	crash.Kind = Crash
+	out := []Result{crash}
+	for _, id := range ids {
+		out = append(out, s.result(id, Inconclusive, "the implementation crashed during the run (see the crash row): the requirement was not seen through"))
 	}
 	return out
 }

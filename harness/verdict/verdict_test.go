@@ -176,12 +176,17 @@ func TestEvaluate_ChecksOfOneRequirementAreNamedRows(t *testing.T) {
 	}
 }
 
-// TestBroken_CrashIsAFailOfKindCrash verifies a crashed run fails every
-// requirement as a crash.
-func TestBroken_CrashIsAFailOfKindCrash(t *testing.T) {
-	for _, r := range Broken(subject, []string{"A61-HE-FIRST-PASS"}, Fail, "signal SIGSEGV") {
-		if r.Verdict != Fail || r.Kind != Crash {
-			t.Errorf("%+v, want fail (crash)", r)
+// TestCrashed_OneFailRowOfKindCrash verifies a crashed run is one fail of
+// kind crash, with the evidence, and its requirements inconclusive: one
+// behaviour, one fail row.
+func TestCrashed_OneFailRowOfKindCrash(t *testing.T) {
+	rs := Crashed(subject, []string{"A61-HE-FIRST-PASS", "A61-HE-DELAY-DEFAULT"}, "signal SIGSEGV")
+	if len(rs) != 3 || rs[0].Requirement != CrashRow || rs[0].Verdict != Fail || rs[0].Kind != Crash || rs[0].Evidence != "signal SIGSEGV" {
+		t.Fatalf("%+v, want one fail (crash) row first", rs)
+	}
+	for _, r := range rs[1:] {
+		if r.Verdict != Inconclusive || !strings.Contains(r.Evidence, "crashed") {
+			t.Errorf("%+v, want inconclusive naming the crash", r)
 		}
 	}
 }

@@ -38,8 +38,9 @@ func Run(ctx context.Context, s Spec, m trace.Mode, impl runner.Impl) Outcome {
 
 // Judge checks s's requirements on the trace and error of one run in mode
 // m. A run that cannot express the scenario gives not-applicable verdicts;
-// one in which the implementation crashed gives fail verdicts; one that
-// breaks otherwise gives error verdicts, with the reason.
+// one in which the implementation crashed gives one fail of kind crash
+// (its requirements inconclusive); one that breaks otherwise gives error
+// verdicts, with the reason.
 func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 	o := Outcome{Spec: s, Mode: m, Trace: tr}
 	var na notApplicable
@@ -48,7 +49,7 @@ func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 	case errors.As(err, &na):
 		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.NotApplicable, na.NotApplicable())
 	case errors.As(err, &cr):
-		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.Fail, cr.Crashed()+":\n"+err.Error())
+		o.Results = verdict.Crashed(s.Subject(m), s.Requirements(), cr.Crashed()+":\n"+err.Error())
 	case err != nil:
 		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.Error, err.Error())
 	default:
