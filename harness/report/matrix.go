@@ -151,6 +151,8 @@ func (m Matrix) HTML(generated time.Time) html.Report {
 	for _, id := range m.grid().rows {
 		if req, ok := requirement.ByID(id); ok {
 			rep.Requirements = append(rep.Requirements, html.FromCatalogue(req))
+		} else if text, ok := ownRows[id]; ok {
+			rep.Requirements = append(rep.Requirements, html.Requirement{ID: id, Text: text})
 		}
 	}
 	for _, im := range m.Impls {
@@ -168,4 +170,11 @@ func (m Matrix) HTML(generated time.Time) html.Report {
 		}
 	}
 	return rep
+}
+
+// ownRows are the rows of verdicts that are not a requirement's: what they
+// say, for the HTML page's matrix.
+var ownRows = map[string]string{
+	verdict.CrashRow:    "The implementation did not crash during the run.",
+	verdict.GoldenTrace: "The reference's trace matches its golden trace.",
 }
