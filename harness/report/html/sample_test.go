@@ -146,11 +146,11 @@ func buildSample(t *testing.T) sample {
 	cells := map[string]map[string]string{
 		implRef: {
 			"A61-HE-DELAY-DEFAULT": "pass", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
-			"A61-HE-FAILURE-NEXT-ADDRESS": "pass", "A61-HE-FIRST-READY-WINS": "pass", a62[0].ID: "none",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "pass", "A61-HE-FIRST-READY-WINS": "none", a62[0].ID: "none",
 		},
 		implNoDelay: {
 			"A61-HE-DELAY-DEFAULT": "fail", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
-			"A61-HE-FAILURE-NEXT-ADDRESS": "error", "A61-HE-FIRST-READY-WINS": "pass", a62[0].ID: "not-applicable",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "error", "A61-HE-FIRST-READY-WINS": "none", a62[0].ID: "not-applicable",
 		},
 	}
 	return sample{Report: r, Cells: cells, RunOf: runOf}
