@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -59,9 +62,48 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return nil, fmt.Errorf("%s: unexpected argument %q", name, fs.Arg(0))
+		return nil, badUsage("%s: unexpected argument %q", name, fs.Arg(0))
 	}
-	return f, nil
+	return f, f.validate(name)
+}
+
+// validate checks the flags before any work starts: a usage error names
+// the flag, what was wrong and what would be right.
+func (f *runFlags) validate(name string) error {
+	if f.parallel < 1 {
+		return badUsage("%s: -p %d: want at least 1 scenario at a time", name, f.parallel)
+	}
+	if _, err := selectSuites(f.suite); err != nil {
+		return badUsage("%s: --suite: %v", name, err)
+	}
+	if f.labelFilter != "" {
+		if _, err := types.ParseLabelFilter(f.labelFilter); err != nil {
+			return badUsage("%s: --label-filter %q: %s (want labels joined by &&, ||, ! and parentheses)", name, f.labelFilter, plainLine(err))
+		}
+	}
+	if f.junit != "" {
+		if err := writable(f.junit); err != nil {
+			return badUsage("%s: --junit: %v", name, err)
+		}
+	}
+	if f.traces != "" {
+		if fi, err := os.Stat(f.traces); err != nil || !fi.IsDir() {
+			return badUsage("%s: --traces %s: not a directory (want the golden traces directory, traces/ of a checkout)", name, f.traces)
+		}
+	}
+	return nil
+}
+
+// writable checks that a report can be written to path: its directory
+// exists and takes a new file. Nothing is left behind.
+func writable(path string) error {
+	dir := filepath.Dir(path)
+	probe, err := os.CreateTemp(dir, ".conform-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s cannot be written (%v): want a file in an existing, writable directory", path, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
 }
 
 // modes resolves --mode: both as root, simulation otherwise (said on stderr).
@@ -85,7 +127,7 @@ func (f *runFlags) modes(stderr io.Writer) ([]trace.Mode, error) {
 		fmt.Fprintln(stderr, "conform: the lab cannot run here (not root?); running in simulation only. `conform lab check` says why.")
 		return []trace.Mode{spec.Sim}, nil
 	}
-	return nil, fmt.Errorf("--mode: %q is not sim, lab or both", f.mode)
+	return nil, badUsage("--mode: %q is not sim, lab or both", f.mode)
 }
 
 // jobs selects the specs to run, as the flags say.
@@ -270,4 +312,12 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return exitError{1}
 	}
 	return nil
+}
+
+// ansi matches terminal colour codes.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// plainLine is err's message without colour codes, on one line.
+func plainLine(err error) string {
+	return strings.Join(strings.Fields(ansi.ReplaceAllString(err.Error(), "")), " ")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -81,8 +83,20 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fs.Usage()
 		return nil, badUsage("verify: say which implementation: --impl grpc-go@v1.85.0 (see above)")
 	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
+	}
+	if f.html != "" {
+		if err := os.MkdirAll(f.html, 0o755); err != nil {
+			return nil, badUsage("verify: --html %s: %v (want a directory conform can create or write)", f.html, err)
+		}
+		if err := writable(filepath.Join(f.html, html.FileName)); err != nil {
+			return nil, badUsage("verify: --html: %v", err)
+		}
+	}
 	f.mode = "lab"
-	return f, nil
+	return f, f.validate("verify")
 }
 
 // implRun is everything verify found for one implementation.
