@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // xdsClient checks the client's xDS fields: a listener with the xds target
@@ -14,7 +16,7 @@ func (v *validator) xdsClient() error {
 	c := v.s.Client
 	if c.Target != TargetXDS {
 		if c.Listener != "" {
-			return fieldErr("client.listener", "set without target xds")
+			return form.FieldErr("client.listener", "set without target xds")
 		}
 		return nil
 	}
@@ -22,10 +24,10 @@ func (v *validator) xdsClient() error {
 		return err
 	}
 	if c.LBPolicy != "" {
-		return fieldErr("client.lb_policy", "set with target xds: the clusters name the policy")
+		return form.FieldErr("client.lb_policy", "set with target xds: the clusters name the policy")
 	}
 	if c.ServiceConfig != "" {
-		return fieldErr("client.service_config", "set with target xds: the resources are the configuration")
+		return form.FieldErr("client.service_config", "set with target xds: the resources are the configuration")
 	}
 	return nil
 }
@@ -37,10 +39,10 @@ func (v *validator) xdsClient() error {
 // the resources ambiguous or unrepresentable.
 func (v *validator) xds(p string, x XDSResources) error {
 	if v.s.Client.Target != TargetXDS {
-		return fieldErr(p, "an xds step needs client.target xds")
+		return form.FieldErr(p, "an xds step needs client.target xds")
 	}
 	if strings.ContainsFunc(x.Version, unicode.IsSpace) {
-		return fieldErr(p+".version", "%q: no spaces", x.Version)
+		return form.FieldErr(p+".version", "%q: no spaces", x.Version)
 	}
 	names := map[string]bool{}
 	for i, l := range x.Listeners {
@@ -84,10 +86,10 @@ func (v *validator) xdsCluster(p string, c XDSCluster, names map[string]bool) er
 	switch c.Type {
 	case ClusterEDS, ClusterLogicalDNS, ClusterAggregate:
 	default:
-		return fieldErr(p+".type", "unknown cluster type %q (want EDS, LOGICAL_DNS or AGGREGATE)", c.Type)
+		return form.FieldErr(p+".type", "unknown cluster type %q (want EDS, LOGICAL_DNS or AGGREGATE)", c.Type)
 	}
 	if c.Type != ClusterAggregate && len(c.Clusters) > 0 {
-		return fieldErr(p+".clusters", "only an AGGREGATE cluster lists clusters")
+		return form.FieldErr(p+".clusters", "only an AGGREGATE cluster lists clusters")
 	}
 	for i, n := range c.Clusters {
 		if err := checkResourceName(fmt.Sprintf("%s.clusters[%d]", p, i), n); err != nil {
@@ -99,24 +101,24 @@ func (v *validator) xdsCluster(p string, c XDSCluster, names map[string]bool) er
 			return err
 		}
 	} else if c.DNSHost != "" || c.DNSPort != 0 {
-		return fieldErr(p+".dns_host", "only a LOGICAL_DNS cluster has a DNS host and port")
+		return form.FieldErr(p+".dns_host", "only a LOGICAL_DNS cluster has a DNS host and port")
 	}
 	if c.DNSPort < 0 || c.DNSPort > 65535 {
-		return fieldErr(p+".dns_port", "%d is not a port", c.DNSPort)
+		return form.FieldErr(p+".dns_port", "%d is not a port", c.DNSPort)
 	}
 	switch c.LBPolicy {
 	case "", XDSRoundRobin, XDSRingHash, XDSPickFirst:
 	default:
-		return fieldErr(p+".lb_policy", "unknown policy %q (want round_robin, ring_hash or pick_first)", c.LBPolicy)
+		return form.FieldErr(p+".lb_policy", "unknown policy %q (want round_robin, ring_hash or pick_first)", c.LBPolicy)
 	}
 	if c.Shuffle && c.LBPolicy != XDSPickFirst {
-		return fieldErr(p+".shuffle", "only pick_first shuffles")
+		return form.FieldErr(p+".shuffle", "only pick_first shuffles")
 	}
 	if (c.MinRingSize != 0 || c.MaxRingSize != 0) && c.LBPolicy != XDSRingHash {
-		return fieldErr(p+".min_ring_size", "ring sizes are ring_hash's")
+		return form.FieldErr(p+".min_ring_size", "ring sizes are ring_hash's")
 	}
 	if c.MinRingSize != 0 && c.MaxRingSize != 0 && c.MinRingSize > c.MaxRingSize {
-		return fieldErr(p+".max_ring_size", "%d is below min_ring_size %d", c.MaxRingSize, c.MinRingSize)
+		return form.FieldErr(p+".max_ring_size", "%d is below min_ring_size %d", c.MaxRingSize, c.MinRingSize)
 	}
 	if od := c.OutlierDetection; od != nil {
 		op := p + ".outlier_detection"
@@ -125,31 +127,31 @@ func (v *validator) xdsCluster(p string, c XDSCluster, names map[string]bool) er
 			v   int64
 		}{{"interval", int64(od.Interval)}, {"base_ejection_time", int64(od.BaseEjectionTime)}, {"max_ejection_time", int64(od.MaxEjectionTime)}} {
 			if d.v < 0 {
-				return fieldErr(op+"."+d.key, "negative duration")
+				return form.FieldErr(op+"."+d.key, "negative duration")
 			}
 		}
 		if od.MaxEjectionPercent > 100 {
-			return fieldErr(op+".max_ejection_percent", "%d is over 100", od.MaxEjectionPercent)
+			return form.FieldErr(op+".max_ejection_percent", "%d is over 100", od.MaxEjectionPercent)
 		}
 		if sr := od.SuccessRate; sr != nil && (sr.Enforcement < 1 || sr.Enforcement > 100) {
-			return fieldErr(op+".success_rate.enforcement", "must be 1 to 100 (leave success_rate out to disable it)")
+			return form.FieldErr(op+".success_rate.enforcement", "must be 1 to 100 (leave success_rate out to disable it)")
 		}
 		if fp := od.FailurePercentage; fp != nil {
 			if fp.Enforcement < 1 || fp.Enforcement > 100 {
-				return fieldErr(op+".failure_percentage.enforcement", "must be 1 to 100 (leave failure_percentage out to disable it)")
+				return form.FieldErr(op+".failure_percentage.enforcement", "must be 1 to 100 (leave failure_percentage out to disable it)")
 			}
 			if fp.Threshold > 100 {
-				return fieldErr(op+".failure_percentage.threshold", "%d is over 100", fp.Threshold)
+				return form.FieldErr(op+".failure_percentage.threshold", "%d is over 100", fp.Threshold)
 			}
 		}
 	}
 	if uc := c.UpstreamConfig; uc != nil {
 		up := p + ".upstream_config"
 		if (uc.HTTPProtocolOptions == nil) == (uc.TypeURL == "") {
-			return fieldErr(up, "needs exactly one of http_protocol_options and type_url")
+			return form.FieldErr(up, "needs exactly one of http_protocol_options and type_url")
 		}
 		if uc.TypeURL != "" && (strings.ContainsFunc(uc.TypeURL, unicode.IsSpace) || !strings.Contains(uc.TypeURL, "/")) {
-			return fieldErr(up+".type_url", "%q is not a type URL (type.googleapis.com/package.Message)", uc.TypeURL)
+			return form.FieldErr(up+".type_url", "%q is not a type URL (type.googleapis.com/package.Message)", uc.TypeURL)
 		}
 		// idle_timeout's seconds and nanos are not checked: out-of-range
 		// values are A75's NACK cases.
@@ -167,7 +169,7 @@ func (v *validator) loadAssignment(p string, la XDSLoadAssignment, names map[str
 		for j, l := range pr.Localities {
 			lp := fmt.Sprintf("%s.localities[%d]", pp, j)
 			if localities[l.Name] {
-				return fieldErr(lp+".name", "locality %q is given twice in this priority", l.Name)
+				return form.FieldErr(lp+".name", "locality %q is given twice in this priority", l.Name)
 			}
 			localities[l.Name] = true
 			for k, e := range l.Endpoints {
@@ -193,12 +195,12 @@ func (v *validator) xdsEndpoint(p string, e XDSEndpoint) error {
 	}
 	for m, f := range e.InvalidAdditionalAddrs {
 		if !slices.Contains(InvalidAddrForms(), f) {
-			return fieldErr(fmt.Sprintf("%s.invalid_additional_addresses[%d]", p, m),
+			return form.FieldErr(fmt.Sprintf("%s.invalid_additional_addresses[%d]", p, m),
 				"unknown form %q (want one of %s)", f, strings.Join(InvalidAddrForms(), ", "))
 		}
 	}
 	if e.Health != "" && !slices.Contains(HealthStatuses(), e.Health) {
-		return fieldErr(p+".health", "unknown health status %q (want one of %s)", e.Health, strings.Join(HealthStatuses(), ", "))
+		return form.FieldErr(p+".health", "unknown health status %q (want one of %s)", e.Health, strings.Join(HealthStatuses(), ", "))
 	}
 	return nil
 }
@@ -210,7 +212,7 @@ func uniqueName(field, name string, seen map[string]bool) error {
 		return err
 	}
 	if seen[name] {
-		return fieldErr(field, "%q is given twice", name)
+		return form.FieldErr(field, "%q is given twice", name)
 	}
 	seen[name] = true
 	return nil
@@ -220,10 +222,10 @@ func uniqueName(field, name string, seen map[string]bool) error {
 // characters (xDS names may hold '/', ':' and '.', as xdstp:// names do).
 func checkResourceName(field, name string) error {
 	if name == "" {
-		return fieldErr(field, "must not be empty")
+		return form.FieldErr(field, "must not be empty")
 	}
 	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
-		return fieldErr(field, "%q: no spaces or control characters", name)
+		return form.FieldErr(field, "%q: no spaces or control characters", name)
 	}
 	return nil
 }
