@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/conformlab/conform/harness/scenario/internal/form"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
@@ -53,7 +54,11 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 		st, err := r.OptStr(f, p, "status")
 		return SetHealth{Addr: Addr(addr), Status: st}, err
 	case StepXDS:
-		return r.xds(n, p)
+		x, err := xds.Decode(&r.Reader, n, p)
+		if err != nil {
+			return nil, err
+		}
+		return SetXDS{Resources: x}, nil
 	case StepResolverErr:
 		e, err := r.one(n, p, "err")
 		return ResolverError{Err: e}, err

@@ -8,6 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/conformlab/conform/harness/scenario/internal/form"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 // Encode writes s in the YAML form that Decode reads. Fields left at their
@@ -123,8 +124,8 @@ func actionNode(a Action) (*yaml.Node, error) {
 		m.Add("status", form.Scalar("!!str", a.Status))
 	case ResolverError:
 		m.Add("err", form.Scalar("!!str", a.Err))
-	case XDSResources:
-		return xdsNode(a), nil
+	case SetXDS:
+		return xds.Encode(a.Resources), nil
 	case SetConfig:
 		m.Flow = false
 		m.Str("lb_policy", a.LBPolicy)

@@ -9,6 +9,10 @@
 //
 // Scenarios are written in Go with the builder (New) or in YAML (Decode,
 // DecodeFile) and validated by the same checks (Validate).
+//
+// The resources an xds step has the lab's management server serve are a
+// sub-language of their own, harness/scenario/xds; the step (SetXDS) holds
+// them.
 package scenario
 
 import (
@@ -163,9 +167,9 @@ const (
 )
 
 // Action is what a step does: one of ResolverUpdate, ResolverError,
-// SetConfig, SetFault, ClearFault, SetHealth, BackendDown, BackendUp,
-// StartRPC, WaitFor, EndRun. Runners switch on the concrete type (or on
-// Kind).
+// SetConfig, SetXDS, SetFault, ClearFault, SetHealth, BackendDown,
+// BackendUp, StartRPC, WaitFor, EndRun. Runners switch on the concrete type
+// (or on Kind).
 type Action interface {
 	Kind() StepKind
 	isAction()

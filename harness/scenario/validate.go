@@ -215,7 +215,7 @@ func (v *validator) action(p string, a Action) error {
 			return form.FieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
 		}
 		return v.addr(p+".addr", a.Addr)
-	case XDSResources:
+	case SetXDS:
 		return v.xds(p, a)
 	case ResolverError:
 		if a.Err == "" {

@@ -1,4 +1,4 @@
-package scenario
+package xds
 
 import (
 	"time"
@@ -32,66 +32,82 @@ import (
 //	                - {addr: b1/ipv4, additional_addresses: [b1/ipv6], health: HEALTHY}
 //	                - {addr: b2/ipv4, invalid_additional_addresses: [port_out_of_range]}
 
-func (r *reader) xds(n *yaml.Node, p string) (Action, error) {
+// reader reads the xds step's tree with the scenario's reader, which keeps
+// every field's line for the scenario's validation errors.
+type reader struct {
+	*form.Reader
+}
+
+// Decode reads the xds step n, at path p in the scenario's YAML form, with
+// the scenario's reader r. Problems are *scenario.Error values with the
+// line and field.
+func Decode(r *form.Reader, n *yaml.Node, p string) (Resources, error) {
+	return reader{r}.resources(n, p)
+}
+
+func (r reader) resources(n *yaml.Node, p string) (Resources, error) {
+	var x Resources
 	f, err := r.Fields(n, p, "version", "listeners", "route_configs", "clusters", "endpoints")
 	if err != nil {
-		return nil, err
+		return x, err
 	}
-	var x XDSResources
 	if x.Version, err = r.OptStr(f, p, "version"); err != nil {
-		return nil, err
+		return x, err
 	}
 	err = r.List(f, p, "listeners", func(it *yaml.Node, ip string) error {
-		g, err := r.Fields(it, ip, "name", "route_config")
-		if err != nil {
-			return err
-		}
-		var l XDSListener
-		if err := r.Strs(g, ip, []form.Field[string]{{Key: "name", Dst: &l.Name}, {Key: "route_config", Dst: &l.RouteConfig}}); err != nil {
-			return err
-		}
+		l, err := r.listener(it, ip)
 		x.Listeners = append(x.Listeners, l)
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return x, err
 	}
 	err = r.List(f, p, "route_configs", func(it *yaml.Node, ip string) error {
-		g, err := r.Fields(it, ip, "name", "cluster")
-		if err != nil {
-			return err
-		}
-		var rc XDSRouteConfig
-		if err := r.Strs(g, ip, []form.Field[string]{{Key: "name", Dst: &rc.Name}, {Key: "cluster", Dst: &rc.Cluster}}); err != nil {
-			return err
-		}
+		rc, err := r.routeConfig(it, ip)
 		x.RouteConfigs = append(x.RouteConfigs, rc)
-		return nil
+		return err
 	})
 	if err != nil {
-		return nil, err
+		return x, err
 	}
 	err = r.List(f, p, "clusters", func(it *yaml.Node, ip string) error {
-		c, err := r.xdsCluster(it, ip)
+		c, err := r.cluster(it, ip)
 		x.Clusters = append(x.Clusters, c)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return x, err
 	}
 	err = r.List(f, p, "endpoints", func(it *yaml.Node, ip string) error {
 		la, err := r.loadAssignment(it, ip)
 		x.Endpoints = append(x.Endpoints, la)
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return x, nil
+	return x, err
 }
 
-func (r *reader) xdsCluster(n *yaml.Node, p string) (XDSCluster, error) {
-	var c XDSCluster
+func (r reader) listener(n *yaml.Node, p string) (Listener, error) {
+	var l Listener
+	f, err := r.Fields(n, p, "name", "route_config")
+	if err != nil {
+		return l, err
+	}
+	err = r.Strs(f, p, []form.Field[string]{{Key: "name", Dst: &l.Name}, {Key: "route_config", Dst: &l.RouteConfig}})
+	return l, err
+}
+
+func (r reader) routeConfig(n *yaml.Node, p string) (RouteConfig, error) {
+	var rc RouteConfig
+	f, err := r.Fields(n, p, "name", "cluster")
+	if err != nil {
+		return rc, err
+	}
+	err = r.Strs(f, p, []form.Field[string]{{Key: "name", Dst: &rc.Name}, {Key: "cluster", Dst: &rc.Cluster}})
+	return rc, err
+}
+
+func (r reader) cluster(n *yaml.Node, p string) (Cluster, error) {
+	var c Cluster
 	f, err := r.Fields(n, p, "name", "type", "clusters", "dns_host", "dns_port", "lb_policy", "shuffle",
 		"min_ring_size", "max_ring_size", "outlier_detection", "upstream_config")
 	if err != nil {
@@ -134,13 +150,13 @@ func (r *reader) xdsCluster(n *yaml.Node, p string) (XDSCluster, error) {
 	return c, nil
 }
 
-func (r *reader) outlierDetection(n *yaml.Node, p string) (*XDSOutlierDetection, error) {
+func (r reader) outlierDetection(n *yaml.Node, p string) (*OutlierDetection, error) {
 	f, err := r.Fields(n, p, "interval", "base_ejection_time", "max_ejection_time", "max_ejection_percent",
 		"success_rate", "failure_percentage")
 	if err != nil {
 		return nil, err
 	}
-	od := &XDSOutlierDetection{}
+	od := &OutlierDetection{}
 	for _, d := range []struct {
 		key string
 		dst *time.Duration
@@ -162,7 +178,7 @@ func (r *reader) outlierDetection(n *yaml.Node, p string) (*XDSOutlierDetection,
 		if err != nil {
 			return nil, err
 		}
-		sr := &XDSSuccessRate{}
+		sr := &SuccessRate{}
 		if err := r.Uint32s(g, sp, []form.Field[uint32]{
 			{Key: "stdev_factor", Dst: &sr.StdevFactor}, {Key: "enforcement", Dst: &sr.Enforcement},
 			{Key: "minimum_hosts", Dst: &sr.MinimumHosts}, {Key: "request_volume", Dst: &sr.RequestVolume},
@@ -177,7 +193,7 @@ func (r *reader) outlierDetection(n *yaml.Node, p string) (*XDSOutlierDetection,
 		if err != nil {
 			return nil, err
 		}
-		fpct := &XDSFailurePercentage{}
+		fpct := &FailurePercentage{}
 		if err := r.Uint32s(g, fp, []form.Field[uint32]{
 			{Key: "threshold", Dst: &fpct.Threshold}, {Key: "enforcement", Dst: &fpct.Enforcement},
 			{Key: "minimum_hosts", Dst: &fpct.MinimumHosts}, {Key: "request_volume", Dst: &fpct.RequestVolume},
@@ -189,12 +205,12 @@ func (r *reader) outlierDetection(n *yaml.Node, p string) (*XDSOutlierDetection,
 	return od, nil
 }
 
-func (r *reader) upstreamConfig(n *yaml.Node, p string) (*XDSUpstreamConfig, error) {
+func (r reader) upstreamConfig(n *yaml.Node, p string) (*UpstreamConfig, error) {
 	f, err := r.Fields(n, p, "http_protocol_options", "type_url")
 	if err != nil {
 		return nil, err
 	}
-	uc := &XDSUpstreamConfig{}
+	uc := &UpstreamConfig{}
 	if uc.TypeURL, err = r.OptStr(f, p, "type_url"); err != nil {
 		return nil, err
 	}
@@ -207,7 +223,7 @@ func (r *reader) upstreamConfig(n *yaml.Node, p string) (*XDSUpstreamConfig, err
 	if err != nil {
 		return nil, err
 	}
-	h := &XDSHTTPProtocolOptions{}
+	h := &HTTPProtocolOptions{}
 	if h.Common, err = r.OptBool(g, hp, "common"); err != nil {
 		return nil, err
 	}
@@ -217,7 +233,7 @@ func (r *reader) upstreamConfig(n *yaml.Node, p string) (*XDSUpstreamConfig, err
 		if err != nil {
 			return nil, err
 		}
-		var dur XDSDuration
+		var dur Duration
 		if dur.Seconds, err = r.OptInt(d, ip, "seconds", 64); err != nil {
 			return nil, err
 		}
@@ -232,8 +248,8 @@ func (r *reader) upstreamConfig(n *yaml.Node, p string) (*XDSUpstreamConfig, err
 	return uc, nil
 }
 
-func (r *reader) loadAssignment(n *yaml.Node, p string) (XDSLoadAssignment, error) {
-	var la XDSLoadAssignment
+func (r reader) loadAssignment(n *yaml.Node, p string) (LoadAssignment, error) {
+	var la LoadAssignment
 	f, err := r.Fields(n, p, "cluster", "priorities")
 	if err != nil {
 		return la, err
@@ -246,7 +262,7 @@ func (r *reader) loadAssignment(n *yaml.Node, p string) (XDSLoadAssignment, erro
 		if err != nil {
 			return err
 		}
-		var pr XDSPriority
+		var pr Priority
 		err = r.List(g, pp, "localities", func(it *yaml.Node, lp string) error {
 			l, err := r.locality(it, lp)
 			pr.Localities = append(pr.Localities, l)
@@ -258,8 +274,8 @@ func (r *reader) loadAssignment(n *yaml.Node, p string) (XDSLoadAssignment, erro
 	return la, err
 }
 
-func (r *reader) locality(n *yaml.Node, p string) (XDSLocality, error) {
-	var l XDSLocality
+func (r reader) locality(n *yaml.Node, p string) (Locality, error) {
+	var l Locality
 	f, err := r.Fields(n, p, "name", "weight", "endpoints")
 	if err != nil {
 		return l, err
@@ -277,18 +293,18 @@ func (r *reader) locality(n *yaml.Node, p string) (XDSLocality, error) {
 		if err != nil {
 			return err
 		}
-		var e XDSEndpoint
+		var e Endpoint
 		var addr string
 		if err := r.Strs(g, ep, []form.Field[string]{{Key: "addr", Dst: &addr}, {Key: "health", Dst: &e.Health}}); err != nil {
 			return err
 		}
-		e.Addr = Addr(addr)
+		e.Addr = form.Addr(addr)
 		more, err := r.StrList(g, ep, "additional_addresses")
 		if err != nil {
 			return err
 		}
 		for _, a := range more {
-			e.AdditionalAddrs = append(e.AdditionalAddrs, Addr(a))
+			e.AdditionalAddrs = append(e.AdditionalAddrs, form.Addr(a))
 		}
 		if e.InvalidAdditionalAddrs, err = r.StrList(g, ep, "invalid_additional_addresses"); err != nil {
 			return err
