@@ -15,6 +15,7 @@ import (
 
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 	"github.com/conformlab/conform/netlab/dns"
@@ -287,13 +288,9 @@ func dnsNames(s *scenario.Scenario) []string {
 		return []string{dnsName(s)}
 	}
 	var names []string
-	for _, st := range s.Steps {
-		x, ok := st.Action.(scenario.XDSResources)
-		if !ok {
-			continue
-		}
+	for _, x := range xdsSteps(s) {
 		for _, c := range x.Clusters {
-			if c.Type == scenario.ClusterLogicalDNS && !slices.Contains(names, c.DNSHost) {
+			if c.Type == xds.ClusterLogicalDNS && !slices.Contains(names, c.DNSHost) {
 				names = append(names, c.DNSHost)
 			}
 		}

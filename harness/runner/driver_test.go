@@ -17,6 +17,7 @@ import (
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/driver/drivertest"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab/xdsserver"
 )
@@ -280,15 +281,15 @@ func TestRunLab_GRPCIO_SecondUpdateNotApplicable(t *testing.T) {
 // round_robin with two dual-stack endpoints (IPv6 first, the IPv4 address
 // as the A61 additional address). The locality has a weight: gRPC ignores
 // localities without one.
-func xdsGood() scenario.XDSResources {
-	return scenario.XDSResources{
+func xdsGood() xds.Resources {
+	return xds.Resources{
 		Version:      "1",
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "c1"}},
-		Clusters:     []scenario.XDSCluster{{Name: "c1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}},
-		Endpoints: []scenario.XDSLoadAssignment{{Cluster: "c1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{{
+		Listeners:    []xds.Listener{{Name: "svc.conform", RouteConfig: "rc1"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc1", Cluster: "c1"}},
+		Clusters:     []xds.Cluster{{Name: "c1", Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin}},
+		Endpoints: []xds.LoadAssignment{{Cluster: "c1", Priorities: []xds.Priority{{Localities: []xds.Locality{{
 			Name: "z1", Weight: 1,
-			Endpoints: []scenario.XDSEndpoint{
+			Endpoints: []xds.Endpoint{
 				{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}},
 				{Addr: "b2/ipv6", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}},
 			},
@@ -306,26 +307,26 @@ func xdsGood() scenario.XDSResources {
 func xdsRoundRobin() *scenario.Scenario {
 	empty := xdsGood()
 	empty.Version = "2"
-	empty.Clusters = []scenario.XDSCluster{{Name: "c1", Type: scenario.ClusterAggregate}}
+	empty.Clusters = []xds.Cluster{{Name: "c1", Type: xds.ClusterAggregate}}
 	badIdle := xdsGood()
 	badIdle.Version = "3"
-	badIdle.Clusters[0].UpstreamConfig = &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{
-		IdleTimeout: &scenario.XDSDuration{Seconds: 30, Nanos: 1_000_000_000},
+	badIdle.Clusters[0].UpstreamConfig = &xds.UpstreamConfig{HTTPProtocolOptions: &xds.HTTPProtocolOptions{
+		IdleTimeout: &xds.Duration{Seconds: 30, Nanos: 1_000_000_000},
 	}}
 	b := scenario.New("xds-rr-nack").
 		Backend("b1", scenario.Dual).
 		Backend("b2", scenario.Dual).
 		XDS("svc.conform").
-		At(0, xdsGood()).
+		At(0, scenario.ServeXDS(xdsGood())).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
 	for i, id := range []string{"r2", "r3", "r4", "r5"} {
 		prev := []string{"r1", "r2", "r3", "r4"}[i]
 		b = b.After(scenario.On("rpc-result").WithRPC(prev), scenario.RPC(id, scenario.Deadline(time.Second)))
 	}
 	rpc := func(id string) scenario.StartRPC { return scenario.RPC(id, scenario.Deadline(time.Second)) }
-	return b.After(scenario.On("rpc-result").WithRPC("r5"), empty).
+	return b.After(scenario.On("rpc-result").WithRPC("r5"), scenario.ServeXDS(empty)).
 		After(scenario.On("xds-request").WithXDS("NACK", "CDS"), rpc("r6")).
-		After(scenario.On("rpc-result").WithRPC("r6"), badIdle).
+		After(scenario.On("rpc-result").WithRPC("r6"), scenario.ServeXDS(badIdle)).
 		After(scenario.On("xds-request").WithXDS("NACK", "CDS").Times(2), rpc("r7")).
 		After(scenario.On("xds-request").WithXDS("ACK", "CDS").Times(2), rpc("r8")).
 		After(scenario.On("rpc-result").WithRPC("r7"), scenario.Finish()).
@@ -545,11 +546,11 @@ func TestRunLab_GRPCJS_XDS_LogicalDNS(t *testing.T) {
 		Backend("b1", scenario.V4Only).
 		XDS("svc.conform").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(0, scenario.XDSResources{
-			Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
-			RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "dns1"}},
-			Clusters:     []scenario.XDSCluster{{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"}},
-		}).
+		At(0, scenario.ServeXDS(xds.Resources{
+			Listeners:    []xds.Listener{{Name: "svc.conform", RouteConfig: "rc1"}},
+			RouteConfigs: []xds.RouteConfig{{Name: "rc1", Cluster: "dns1"}},
+			Clusters:     []xds.Cluster{{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "dns1.conform"}},
+		})).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/reference"
 )
@@ -16,12 +17,12 @@ import (
 // round_robin, with env as the client's environment.
 func backwardCompat(env map[string]string) *scenario.Scenario {
 	res := aggregateResources(false)
-	res.Clusters[0].LBPolicy = scenario.XDSPickFirst
+	res.Clusters[0].LBPolicy = xds.PickFirst
 	b := scenario.New("xds-backward-compat").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS("svc.conform").
-		At(0, res).
+		At(0, scenario.ServeXDS(res)).
 		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(5 * time.Second)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab"
@@ -160,8 +161,8 @@ func (lr *labRun) apply(a scenario.Action) error {
 		return lr.lab.SetBackendDown(a.Backend, true)
 	case scenario.BackendUp:
 		return lr.lab.SetBackendDown(a.Backend, false)
-	case scenario.XDSResources:
-		return lr.setXDS(a)
+	case scenario.SetXDS:
+		return lr.setXDS(a.Resources)
 	}
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
 }
@@ -201,7 +202,7 @@ func (lr *labRun) startXDS() error {
 
 // setXDS applies an xds step: the management server's new state of the
 // world, under the step's version.
-func (lr *labRun) setXDS(x scenario.XDSResources) error {
+func (lr *labRun) setXDS(x xds.Resources) error {
 	if lr.xds == nil {
 		return fmt.Errorf("an xds step needs client.target %s", scenario.TargetXDS)
 	}
@@ -218,7 +219,7 @@ func (lr *labRun) setXDS(x scenario.XDSResources) error {
 
 // xdsSummary names an xds step's resources per type: "LDS [l] RDS [r] CDS
 // [c] EDS [c]".
-func xdsSummary(x scenario.XDSResources) string {
+func xdsSummary(x xds.Resources) string {
 	var l, r, c, e []string
 	for _, v := range x.Listeners {
 		l = append(l, v.Name)

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/sim"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
@@ -145,8 +146,8 @@ func (sw *simRun) apply(a scenario.Action) error {
 			return nil
 		}
 		return sw.w.Resolve(st)
-	case scenario.XDSResources:
-		return sw.xds(a)
+	case scenario.SetXDS:
+		return sw.xds(a.Resources)
 	case scenario.SetFault:
 		return sw.setFault(a.Addr, a.Fault)
 	case scenario.ClearFault:
@@ -171,7 +172,7 @@ func (sw *simRun) apply(a scenario.Action) error {
 // server records them), and the configuration the client then holds, if it
 // changed, reaches the policy as the reference resolver pushes it: one
 // resolver update carrying A75's tree as its LB config.
-func (sw *simRun) xds(x scenario.XDSResources) error {
+func (sw *simRun) xds(x xds.Resources) error {
 	if sw.ads == nil {
 		return fmt.Errorf("an xds step needs client.target %s", scenario.TargetXDS)
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/resolver"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/xdsres"
 	"github.com/conformlab/conform/netlab"
@@ -83,11 +84,11 @@ func rootPolicy(lbConfig []byte) (name, config string, err error) {
 }
 
 // xdsSteps are the scenario's xds steps in the order of its steps.
-func xdsSteps(s *scenario.Scenario) []scenario.XDSResources {
-	var out []scenario.XDSResources
+func xdsSteps(s *scenario.Scenario) []xds.Resources {
+	var out []xds.Resources
 	for _, st := range s.Steps {
-		if x, ok := st.Action.(scenario.XDSResources); ok {
-			out = append(out, x)
+		if x, ok := st.Action.(scenario.SetXDS); ok {
+			out = append(out, x.Resources)
 		}
 	}
 	return out

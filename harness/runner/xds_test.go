@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -16,25 +17,25 @@ const cdsType = "type.googleapis.com/envoy.config.cluster.v3.Cluster"
 // aggregateResources is an aggregate cluster over eds1 (b1) and eds2 (b2),
 // each round_robin; badIdle gives eds1 an idle_timeout beyond
 // google.protobuf.Duration's range (A75: NACK).
-func aggregateResources(badIdle bool) scenario.XDSResources {
-	eds1 := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS}
+func aggregateResources(badIdle bool) xds.Resources {
+	eds1 := xds.Cluster{Name: "eds1", Type: xds.ClusterEDS}
 	if badIdle {
-		eds1.UpstreamConfig = &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{
-			IdleTimeout: &scenario.XDSDuration{Seconds: 315576000001},
+		eds1.UpstreamConfig = &xds.UpstreamConfig{HTTPProtocolOptions: &xds.HTTPProtocolOptions{
+			IdleTimeout: &xds.Duration{Seconds: 315576000001},
 		}}
 	}
-	ep := func(a scenario.Addr) []scenario.XDSPriority {
-		return []scenario.XDSPriority{{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: a}}}}}}
+	ep := func(a scenario.Addr) []xds.Priority {
+		return []xds.Priority{{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{{Addr: a}}}}}}
 	}
-	return scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "agg"}},
-		Clusters: []scenario.XDSCluster{
-			{Name: "agg", Type: scenario.ClusterAggregate, Clusters: []string{"eds1", "eds2"}},
+	return xds.Resources{
+		Listeners:    []xds.Listener{{Name: "svc.conform", RouteConfig: "rc1"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc1", Cluster: "agg"}},
+		Clusters: []xds.Cluster{
+			{Name: "agg", Type: xds.ClusterAggregate, Clusters: []string{"eds1", "eds2"}},
 			eds1,
-			{Name: "eds2", Type: scenario.ClusterEDS},
+			{Name: "eds2", Type: xds.ClusterEDS},
 		},
-		Endpoints: []scenario.XDSLoadAssignment{
+		Endpoints: []xds.LoadAssignment{
 			{Cluster: "eds1", Priorities: ep("b1/ipv4")},
 			{Cluster: "eds2", Priorities: ep("b2/ipv4")},
 		},
@@ -50,9 +51,9 @@ func xdsAggregateFailover() *scenario.Scenario {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS("svc.conform").
-		At(0, aggregateResources(false)).
+		At(0, scenario.ServeXDS(aggregateResources(false))).
 		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
-		After(scenario.On("rpc-result").WithRPC("r1"), aggregateResources(true)).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.ServeXDS(aggregateResources(true))).
 		AfterDelay(scenario.On("xds-request").WithXDS("NACK", "CDS"), 50*time.Millisecond,
 			scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Fault("b1/ipv4", scenario.Reset)).
@@ -184,17 +185,17 @@ func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
 // xdsLogicalDNS: a LOGICAL_DNS cluster whose name resolves to b1, then to
 // b2 while b1 goes down.
 func xdsLogicalDNS() *scenario.Scenario {
-	res := scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: "svc.conform", RouteConfig: "rc1"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc1", Cluster: "dns1"}},
-		Clusters:     []scenario.XDSCluster{{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "svc.conform"}},
+	res := xds.Resources{
+		Listeners:    []xds.Listener{{Name: "svc.conform", RouteConfig: "rc1"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc1", Cluster: "dns1"}},
+		Clusters:     []xds.Cluster{{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "svc.conform"}},
 	}
 	return scenario.New("xds-logical-dns").
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS("svc.conform").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(0, res).
+		At(0, scenario.ServeXDS(res)).
 		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(time.Second))).
 		At(time.Second, scenario.Resolve(scenario.EP("b2/ipv4"))).
 		At(time.Second, scenario.Stop("b1")).

@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
@@ -13,15 +16,15 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 	case StepResolve:
 		return r.resolve(n, p)
 	case StepFault:
-		f, err := r.fields(n, p, "addr", "type")
+		f, err := r.Fields(n, p, "addr", "type")
 		if err != nil {
 			return nil, err
 		}
-		addr, err := r.optStr(f, "addr", p)
+		addr, err := r.OptStr(f, p, "addr")
 		if err != nil {
 			return nil, err
 		}
-		typ, err := r.optStr(f, "type", p)
+		typ, err := r.OptStr(f, p, "type")
 		return SetFault{Addr: Addr(addr), Fault: FaultType(typ)}, err
 	case StepClear:
 		addr, err := r.one(n, p, "addr")
@@ -37,26 +40,30 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 	case StepWait:
 		return r.wait(n, p)
 	case StepFinish:
-		_, err := r.fields(n, p)
+		_, err := r.Fields(n, p)
 		return EndRun{}, err
 	case StepHealth:
-		f, err := r.fields(n, p, "addr", "status")
+		f, err := r.Fields(n, p, "addr", "status")
 		if err != nil {
 			return nil, err
 		}
-		addr, err := r.optStr(f, "addr", p)
+		addr, err := r.OptStr(f, p, "addr")
 		if err != nil {
 			return nil, err
 		}
-		st, err := r.optStr(f, "status", p)
+		st, err := r.OptStr(f, p, "status")
 		return SetHealth{Addr: Addr(addr), Status: st}, err
 	case StepXDS:
-		return r.xds(n, p)
+		x, err := xds.Decode(&r.Reader, n, p)
+		if err != nil {
+			return nil, err
+		}
+		return SetXDS{Resources: x}, nil
 	case StepResolverErr:
 		e, err := r.one(n, p, "err")
 		return ResolverError{Err: e}, err
 	case StepConfig:
-		f, err := r.fields(n, p, "lb_policy", "lb_config", "service_config")
+		f, err := r.Fields(n, p, "lb_policy", "lb_config", "service_config")
 		if err != nil {
 			return nil, err
 		}
@@ -65,26 +72,26 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 			key string
 			dst *string
 		}{{"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
-			if *fld.dst, err = r.optStr(f, fld.key, p); err != nil {
+			if *fld.dst, err = r.OptStr(f, p, fld.key); err != nil {
 				return nil, err
 			}
 		}
 		return c, nil
 	}
-	return nil, r.errAt(n, p, "unknown action")
+	return nil, r.ErrAt(n, p, "unknown action")
 }
 
 // one reads a mapping with the single string field key.
 func (r *reader) one(n *yaml.Node, p, key string) (string, error) {
-	f, err := r.fields(n, p, key)
+	f, err := r.Fields(n, p, key)
 	if err != nil {
 		return "", err
 	}
-	return r.optStr(f, key, p)
+	return r.OptStr(f, p, key)
 }
 
 func (r *reader) resolve(n *yaml.Node, p string) (Action, error) {
-	f, err := r.fields(n, p, "endpoints")
+	f, err := r.Fields(n, p, "endpoints")
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +100,12 @@ func (r *reader) resolve(n *yaml.Node, p string) (Action, error) {
 	if !ok {
 		return u, nil
 	}
-	items, err := r.items(v, join(p, "endpoints"))
+	items, err := r.Items(v, form.Join(p, "endpoints"))
 	if err != nil {
 		return nil, err
 	}
 	for i, it := range items {
-		ep, err := r.endpoint(it, index(join(p, "endpoints"), i))
+		ep, err := r.endpoint(it, form.Index(form.Join(p, "endpoints"), i))
 		if err != nil {
 			return nil, err
 		}
@@ -109,17 +116,17 @@ func (r *reader) resolve(n *yaml.Node, p string) (Action, error) {
 
 func (r *reader) endpoint(n *yaml.Node, p string) (Endpoint, error) {
 	var ep Endpoint
-	f, err := r.fields(n, p, "addrs", "attrs")
+	f, err := r.Fields(n, p, "addrs", "attrs")
 	if err != nil {
 		return ep, err
 	}
 	if v, ok := f["addrs"]; ok {
-		items, err := r.items(v, join(p, "addrs"))
+		items, err := r.Items(v, form.Join(p, "addrs"))
 		if err != nil {
 			return ep, err
 		}
 		for i, it := range items {
-			a, err := r.str(it, index(join(p, "addrs"), i))
+			a, err := r.Str(it, form.Index(form.Join(p, "addrs"), i))
 			if err != nil {
 				return ep, err
 			}
@@ -127,32 +134,32 @@ func (r *reader) endpoint(n *yaml.Node, p string) (Endpoint, error) {
 		}
 	}
 	if v, ok := f["attrs"]; ok {
-		ep.Attrs, err = r.strMap(v, join(p, "attrs"))
+		ep.Attrs, err = r.StrMap(v, form.Join(p, "attrs"))
 	}
 	return ep, err
 }
 
 func (r *reader) rpc(n *yaml.Node, p string) (Action, error) {
-	f, err := r.fields(n, p, "id", "deadline", "wait_for_ready", "metadata")
+	f, err := r.Fields(n, p, "id", "deadline", "wait_for_ready", "metadata")
 	if err != nil {
 		return nil, err
 	}
 	var rpc StartRPC
-	if rpc.ID, err = r.optStr(f, "id", p); err != nil {
+	if rpc.ID, err = r.OptStr(f, p, "id"); err != nil {
 		return nil, err
 	}
 	if v, ok := f["deadline"]; ok {
-		if rpc.Deadline, err = r.duration(v, join(p, "deadline")); err != nil {
+		if rpc.Deadline, err = r.Duration(v, form.Join(p, "deadline")); err != nil {
 			return nil, err
 		}
 	}
 	if v, ok := f["wait_for_ready"]; ok {
-		if rpc.WaitForReady, err = r.boolean(v, join(p, "wait_for_ready")); err != nil {
+		if rpc.WaitForReady, err = r.Bool(v, form.Join(p, "wait_for_ready")); err != nil {
 			return nil, err
 		}
 	}
 	if v, ok := f["metadata"]; ok {
-		if rpc.Metadata, err = r.strMap(v, join(p, "metadata")); err != nil {
+		if rpc.Metadata, err = r.StrMap(v, form.Join(p, "metadata")); err != nil {
 			return nil, err
 		}
 	}
@@ -160,18 +167,18 @@ func (r *reader) rpc(n *yaml.Node, p string) (Action, error) {
 }
 
 func (r *reader) wait(n *yaml.Node, p string) (Action, error) {
-	f, err := r.fields(n, p, "event", "timeout")
+	f, err := r.Fields(n, p, "event", "timeout")
 	if err != nil {
 		return nil, err
 	}
 	var w WaitFor
 	if v, ok := f["event"]; ok {
-		if w.Cond, err = r.cond(v, join(p, "event")); err != nil {
+		if w.Cond, err = r.cond(v, form.Join(p, "event")); err != nil {
 			return nil, err
 		}
 	}
 	if v, ok := f["timeout"]; ok {
-		if w.Timeout, err = r.duration(v, join(p, "timeout")); err != nil {
+		if w.Timeout, err = r.Duration(v, form.Join(p, "timeout")); err != nil {
 			return nil, err
 		}
 	}
@@ -180,7 +187,7 @@ func (r *reader) wait(n *yaml.Node, p string) (Action, error) {
 
 func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 	var c Cond
-	f, err := r.fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "xds", "type", "count")
+	f, err := r.Fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "xds", "type", "count")
 	if err != nil {
 		return c, err
 	}
@@ -189,13 +196,13 @@ func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 		key string
 		dst *string
 	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}, {"xds", &c.XDS}, {"type", &c.Type}} {
-		if *fld.dst, err = r.optStr(f, fld.key, p); err != nil {
+		if *fld.dst, err = r.OptStr(f, p, fld.key); err != nil {
 			return c, err
 		}
 	}
 	c.Addr = Addr(addr)
 	if v, ok := f["count"]; ok {
-		if c.Count, err = r.integer(v, join(p, "count")); err != nil {
+		if c.Count, err = r.Int(v, form.Join(p, "count")); err != nil {
 			return c, err
 		}
 	}

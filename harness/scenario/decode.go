@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // DecodeFile reads and validates the YAML scenario at path.
@@ -38,10 +40,16 @@ func Decode(file string, data []byte) (*Scenario, error) {
 	return s, placeErr(err, file)
 }
 
+// reader reads a scenario's YAML tree with the strict reader both forms
+// share (form.Reader), which keeps every field's line for Validate's errors.
+type reader struct {
+	form.Reader
+}
+
 // decodeNode reads a document node into a validated scenario. Errors carry
 // lines but no file.
 func decodeNode(doc *yaml.Node) (*Scenario, error) {
-	r := &reader{lines: map[string]int{}}
+	r := &reader{}
 	root := doc
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		root = doc.Content[0]
@@ -53,26 +61,11 @@ func decodeNode(doc *yaml.Node) (*Scenario, error) {
 	if err := s.Validate(); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
-			e.Line = r.lineOf(e.Field, root.Line)
+			e.Line = r.LineOf(e.Field, root.Line)
 		}
 		return nil, err
 	}
 	return s, nil
-}
-
-// lineOf finds the line of path, or of its nearest ancestor that was read.
-func (r *reader) lineOf(path string, fallback int) int {
-	for path != "" {
-		if l, ok := r.lines[path]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return fallback
 }
 
 func placeErr(err error, file string) error {
@@ -84,15 +77,15 @@ func placeErr(err error, file string) error {
 }
 
 func (r *reader) scenario(n *yaml.Node) (*Scenario, error) {
-	f, err := r.fields(n, "", "name", "description", "backends", "client", "steps", "end")
+	f, err := r.Fields(n, "", "name", "description", "backends", "client", "steps", "end")
 	if err != nil {
 		return nil, err
 	}
 	s := &Scenario{}
-	if s.Name, err = r.optStr(f, "name", ""); err != nil {
+	if s.Name, err = r.OptStr(f, "", "name"); err != nil {
 		return nil, err
 	}
-	if s.Description, err = r.optStr(f, "description", ""); err != nil {
+	if s.Description, err = r.OptStr(f, "", "description"); err != nil {
 		return nil, err
 	}
 	if v, ok := f["backends"]; ok {
@@ -111,39 +104,30 @@ func (r *reader) scenario(n *yaml.Node) (*Scenario, error) {
 		}
 	}
 	if v, ok := f["end"]; ok {
-		if s.End, err = r.duration(v, "end"); err != nil {
+		if s.End, err = r.Duration(v, "end"); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// optStr reads the string field key of f, or "" when it is absent.
-func (r *reader) optStr(f map[string]*yaml.Node, key, path string) (string, error) {
-	v, ok := f[key]
-	if !ok {
-		return "", nil
-	}
-	return r.str(v, join(path, key))
-}
-
 func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
-	items, err := r.items(n, "backends")
+	items, err := r.Items(n, "backends")
 	if err != nil {
 		return nil, err
 	}
 	var out []Backend
 	for i, it := range items {
-		p := index("backends", i)
-		f, err := r.fields(it, p, "name", "stack")
+		p := form.Index("backends", i)
+		f, err := r.Fields(it, p, "name", "stack")
 		if err != nil {
 			return nil, err
 		}
 		var b Backend
-		if b.Name, err = r.optStr(f, "name", p); err != nil {
+		if b.Name, err = r.OptStr(f, p, "name"); err != nil {
 			return nil, err
 		}
-		stack, err := r.optStr(f, "stack", p)
+		stack, err := r.OptStr(f, p, "stack")
 		if err != nil {
 			return nil, err
 		}
@@ -155,12 +139,12 @@ func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
 
 func (r *reader) client(n *yaml.Node) (Client, error) {
 	var c Client
-	f, err := r.fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config", "env")
+	f, err := r.Fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config", "env")
 	if err != nil {
 		return c, err
 	}
 	if v, ok := f["env"]; ok {
-		if c.Env, err = r.strMap(v, "client.env"); err != nil {
+		if c.Env, err = r.StrMap(v, "client.env"); err != nil {
 			return c, err
 		}
 		r.envLines(v, "client.env")
@@ -169,7 +153,7 @@ func (r *reader) client(n *yaml.Node) (Client, error) {
 		key string
 		dst *string
 	}{{"target", &c.Target}, {"listener", &c.Listener}, {"lb_policy", &c.LBPolicy}, {"lb_config", &c.LBConfig}, {"service_config", &c.ServiceConfig}} {
-		if *fld.dst, err = r.optStr(f, fld.key, "client"); err != nil {
+		if *fld.dst, err = r.OptStr(f, "client", fld.key); err != nil {
 			return c, err
 		}
 	}
@@ -177,13 +161,13 @@ func (r *reader) client(n *yaml.Node) (Client, error) {
 }
 
 func (r *reader) steps(n *yaml.Node) ([]Step, error) {
-	items, err := r.items(n, "steps")
+	items, err := r.Items(n, "steps")
 	if err != nil {
 		return nil, err
 	}
 	var out []Step
 	for i, it := range items {
-		st, err := r.step(it, index("steps", i))
+		st, err := r.step(it, form.Index("steps", i))
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +185,7 @@ var actionKeys = []string{
 
 func (r *reader) step(n *yaml.Node, p string) (Step, error) {
 	var st Step
-	f, err := r.fields(n, p, append([]string{"at", "after", "delay"}, actionKeys...)...)
+	f, err := r.Fields(n, p, append([]string{"at", "after", "delay"}, actionKeys...)...)
 	if err != nil {
 		return st, err
 	}
@@ -214,14 +198,14 @@ func (r *reader) step(n *yaml.Node, p string) (Step, error) {
 			continue
 		}
 		if key != "" {
-			return st, r.errAt(f[k], p, "more than one action (%s and %s)", key, k)
+			return st, r.ErrAt(f[k], p, "more than one action (%s and %s)", key, k)
 		}
 		key = k
 	}
 	if key == "" {
-		return st, r.errAt(n, p, "no action (want one of %s)", strings.Join(actionKeys, ", "))
+		return st, r.ErrAt(n, p, "no action (want one of %s)", strings.Join(actionKeys, ", "))
 	}
-	st.Action, err = r.action(StepKind(key), f[key], join(p, key))
+	st.Action, err = r.action(StepKind(key), f[key], form.Join(p, key))
 	return st, err
 }
 
@@ -230,24 +214,24 @@ func (r *reader) trigger(n *yaml.Node, f map[string]*yaml.Node, p string, st *St
 	after, hasAfter := f["after"]
 	switch {
 	case hasAt && hasAfter:
-		return r.errAt(after, join(p, "after"), "at and after are exclusive")
+		return r.ErrAt(after, form.Join(p, "after"), "at and after are exclusive")
 	case !hasAt && !hasAfter:
-		return r.errAt(n, p, "needs at or after")
+		return r.ErrAt(n, p, "needs at or after")
 	}
 	var err error
 	if hasAt {
-		if st.At, err = r.duration(at, join(p, "at")); err != nil {
+		if st.At, err = r.Duration(at, form.Join(p, "at")); err != nil {
 			return err
 		}
 	} else {
-		c, err := r.cond(after, join(p, "after"))
+		c, err := r.cond(after, form.Join(p, "after"))
 		if err != nil {
 			return err
 		}
 		st.After = &c
 	}
 	if d, ok := f["delay"]; ok {
-		if st.Delay, err = r.duration(d, join(p, "delay")); err != nil {
+		if st.Delay, err = r.Duration(d, form.Join(p, "delay")); err != nil {
 			return err
 		}
 	}

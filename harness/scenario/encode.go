@@ -3,11 +3,12 @@ package scenario
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strconv"
-	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 // Encode writes s in the YAML form that Decode reads. Fields left at their
@@ -31,24 +32,24 @@ func Encode(s *Scenario) ([]byte, error) {
 
 // toNode builds the YAML tree of s, keys in a fixed order.
 func toNode(s *Scenario) (*yaml.Node, error) {
-	m := &mapping{}
-	m.str("name", s.Name)
-	m.str("description", s.Description)
+	m := &form.Mapping{}
+	m.Str("name", s.Name)
+	m.Str("description", s.Description)
 	if len(s.Backends) > 0 {
-		seq := seqNode()
+		seq := form.Seq()
 		for _, b := range s.Backends {
-			bm := &mapping{flow: true}
-			bm.str("name", b.Name)
-			bm.str("stack", string(b.Stack))
-			seq.Content = append(seq.Content, bm.node())
+			bm := &form.Mapping{Flow: true}
+			bm.Str("name", b.Name)
+			bm.Str("stack", string(b.Stack))
+			seq.Content = append(seq.Content, bm.Node())
 		}
-		m.add("backends", seq)
+		m.Add("backends", seq)
 	}
 	if c := clientNode(s.Client); len(c.Content) > 0 {
-		m.add("client", c)
+		m.Add("client", c)
 	}
 	if len(s.Steps) > 0 {
-		seq := seqNode()
+		seq := form.Seq()
 		for i, st := range s.Steps {
 			sn, err := stepNode(st)
 			if err != nil {
@@ -56,174 +57,117 @@ func toNode(s *Scenario) (*yaml.Node, error) {
 			}
 			seq.Content = append(seq.Content, sn)
 		}
-		m.add("steps", seq)
+		m.Add("steps", seq)
 	}
-	m.dur("end", s.End)
-	return m.node(), nil
+	m.Dur("end", s.End)
+	return m.Node(), nil
 }
 
 func clientNode(c Client) *yaml.Node {
-	m := &mapping{}
-	m.str("target", c.Target)
-	m.str("listener", c.Listener)
-	m.str("lb_policy", c.LBPolicy)
-	m.str("lb_config", c.LBConfig)
-	m.str("service_config", c.ServiceConfig)
-	m.strMap("env", c.Env)
-	return m.node()
+	m := &form.Mapping{}
+	m.Str("target", c.Target)
+	m.Str("listener", c.Listener)
+	m.Str("lb_policy", c.LBPolicy)
+	m.Str("lb_config", c.LBConfig)
+	m.Str("service_config", c.ServiceConfig)
+	m.StrMap("env", c.Env)
+	return m.Node()
 }
 
 func stepNode(st Step) (*yaml.Node, error) {
 	if st.Action == nil {
 		return nil, fmt.Errorf("no action")
 	}
-	m := &mapping{}
+	m := &form.Mapping{}
 	if st.After != nil {
-		m.add("after", condNode(*st.After))
-		m.dur("delay", st.Delay)
+		m.Add("after", condNode(*st.After))
+		m.Dur("delay", st.Delay)
 	} else {
-		m.add("at", scalar("!!str", st.At.String()))
+		m.Add("at", form.Scalar("!!str", st.At.String()))
 	}
 	a, err := actionNode(st.Action)
 	if err != nil {
 		return nil, err
 	}
-	m.add(string(st.Action.Kind()), a)
-	return m.node(), nil
+	m.Add(string(st.Action.Kind()), a)
+	return m.Node(), nil
 }
 
 func actionNode(a Action) (*yaml.Node, error) {
-	m := &mapping{flow: true}
+	m := &form.Mapping{Flow: true}
 	switch a := a.(type) {
 	case ResolverUpdate:
 		return resolveNode(a), nil
 	case SetFault:
-		m.add("addr", scalar("!!str", string(a.Addr)))
-		m.add("type", scalar("!!str", string(a.Fault)))
+		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
+		m.Add("type", form.Scalar("!!str", string(a.Fault)))
 	case ClearFault:
-		m.add("addr", scalar("!!str", string(a.Addr)))
+		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
 	case BackendDown:
-		m.add("backend", scalar("!!str", a.Backend))
+		m.Add("backend", form.Scalar("!!str", a.Backend))
 	case BackendUp:
-		m.add("backend", scalar("!!str", a.Backend))
+		m.Add("backend", form.Scalar("!!str", a.Backend))
 	case StartRPC:
-		m.add("id", scalar("!!str", a.ID))
-		m.dur("deadline", a.Deadline)
+		m.Add("id", form.Scalar("!!str", a.ID))
+		m.Dur("deadline", a.Deadline)
 		if a.WaitForReady {
-			m.add("wait_for_ready", scalar("!!bool", "true"))
+			m.Add("wait_for_ready", form.Scalar("!!bool", "true"))
 		}
-		m.strMap("metadata", a.Metadata)
+		m.StrMap("metadata", a.Metadata)
 	case WaitFor:
-		m.flow = false
-		m.add("event", condNode(a.Cond))
-		m.add("timeout", scalar("!!str", a.Timeout.String()))
+		m.Flow = false
+		m.Add("event", condNode(a.Cond))
+		m.Add("timeout", form.Scalar("!!str", a.Timeout.String()))
 	case EndRun:
 	case SetHealth:
-		m.add("addr", scalar("!!str", string(a.Addr)))
-		m.add("status", scalar("!!str", a.Status))
+		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
+		m.Add("status", form.Scalar("!!str", a.Status))
 	case ResolverError:
-		m.add("err", scalar("!!str", a.Err))
-	case XDSResources:
-		return xdsNode(a), nil
+		m.Add("err", form.Scalar("!!str", a.Err))
+	case SetXDS:
+		return xds.Encode(a.Resources), nil
 	case SetConfig:
-		m.flow = false
-		m.str("lb_policy", a.LBPolicy)
-		m.str("lb_config", a.LBConfig)
-		m.str("service_config", a.ServiceConfig)
+		m.Flow = false
+		m.Str("lb_policy", a.LBPolicy)
+		m.Str("lb_config", a.LBConfig)
+		m.Str("service_config", a.ServiceConfig)
 	default:
 		return nil, fmt.Errorf("unknown action %T", a)
 	}
-	return m.node(), nil
+	return m.Node(), nil
 }
 
 func resolveNode(u ResolverUpdate) *yaml.Node {
-	seq := seqNode()
+	seq := form.Seq()
 	for _, ep := range u.Endpoints {
-		em := &mapping{flow: true}
-		addrs := seqNode()
+		em := &form.Mapping{Flow: true}
+		addrs := form.Seq()
 		addrs.Style = yaml.FlowStyle
 		for _, a := range ep.Addrs {
-			addrs.Content = append(addrs.Content, scalar("!!str", string(a)))
+			addrs.Content = append(addrs.Content, form.Scalar("!!str", string(a)))
 		}
-		em.add("addrs", addrs)
-		em.strMap("attrs", ep.Attrs)
-		seq.Content = append(seq.Content, em.node())
+		em.Add("addrs", addrs)
+		em.StrMap("attrs", ep.Attrs)
+		seq.Content = append(seq.Content, em.Node())
 	}
-	m := &mapping{}
-	m.add("endpoints", seq)
-	return m.node()
+	m := &form.Mapping{}
+	m.Add("endpoints", seq)
+	return m.Node()
 }
 
 func condNode(c Cond) *yaml.Node {
-	m := &mapping{flow: true}
-	m.add("kind", scalar("!!str", c.Kind))
-	m.str("state", c.State)
-	m.str("addr", string(c.Addr))
-	m.str("rpc", c.RPC)
-	m.str("code", c.Code)
-	m.str("timer", c.Timer)
-	m.str("policy", c.Policy)
-	m.str("xds", c.XDS)
-	m.str("type", c.Type)
+	m := &form.Mapping{Flow: true}
+	m.Add("kind", form.Scalar("!!str", c.Kind))
+	m.Str("state", c.State)
+	m.Str("addr", string(c.Addr))
+	m.Str("rpc", c.RPC)
+	m.Str("code", c.Code)
+	m.Str("timer", c.Timer)
+	m.Str("policy", c.Policy)
+	m.Str("xds", c.XDS)
+	m.Str("type", c.Type)
 	if c.Count != 0 {
-		m.add("count", scalar("!!int", strconv.Itoa(c.Count)))
+		m.Add("count", form.Scalar("!!int", strconv.Itoa(c.Count)))
 	}
-	return m.node()
-}
-
-// mapping accumulates the key/value pairs of a YAML mapping in order.
-type mapping struct {
-	flow    bool
-	content []*yaml.Node
-}
-
-func (m *mapping) add(key string, v *yaml.Node) {
-	m.content = append(m.content, scalar("!!str", key), v)
-}
-
-// str adds key unless v is empty.
-func (m *mapping) str(key, v string) {
-	if v != "" {
-		m.add(key, scalar("!!str", v))
-	}
-}
-
-// dur adds key unless d is zero.
-func (m *mapping) dur(key string, d time.Duration) {
-	if d != 0 {
-		m.add(key, scalar("!!str", d.String()))
-	}
-}
-
-// strMap adds key with the entries of v sorted by key, unless v is empty.
-func (m *mapping) strMap(key string, v map[string]string) {
-	if len(v) == 0 {
-		return
-	}
-	sub := &mapping{flow: true}
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		sub.add(k, scalar("!!str", v[k]))
-	}
-	m.add(key, sub.node())
-}
-
-func (m *mapping) node() *yaml.Node {
-	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: m.content}
-	if m.flow {
-		n.Style = yaml.FlowStyle
-	}
-	return n
-}
-
-func seqNode() *yaml.Node {
-	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-}
-
-func scalar(tag, v string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v}
+	return m.Node()
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // The gRPC environment variables a scenario may set for the client under
@@ -65,10 +67,10 @@ func checkEnv(env map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		f := "client.env." + k
 		if !slices.Contains(EnvVars(), k) {
-			return fieldErr(f, "unknown variable %q (want one of %s)", k, strings.Join(EnvVars(), ", "))
+			return form.FieldErr(f, "unknown variable %q (want one of %s)", k, strings.Join(EnvVars(), ", "))
 		}
 		if v := env[k]; v != "true" && v != "false" {
-			return fieldErr(f, "value %q (want true or false)", v)
+			return form.FieldErr(f, "value %q (want true or false)", v)
 		}
 	}
 	return nil
@@ -78,6 +80,6 @@ func checkEnv(env map[string]string) error {
 // so that Validate's errors on "client.env.NAME" are placed on it.
 func (r *reader) envLines(n *yaml.Node, path string) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		r.seen(n.Content[i], join(path, n.Content[i].Value))
+		r.Seen(n.Content[i], form.Join(path, n.Content[i].Value))
 	}
 }

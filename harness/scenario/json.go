@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // The JSON form of a scenario has the same fields as the YAML form; it is
@@ -108,16 +110,16 @@ func readJSON(dec *json.Decoder) (*yaml.Node, error) {
 	case json.Delim:
 		return readJSONContainer(dec, t)
 	case string:
-		return scalar("!!str", t), nil
+		return form.Scalar("!!str", t), nil
 	case json.Number:
-		return scalar(numberTag(t.String()), t.String()), nil
+		return form.Scalar(numberTag(t.String()), t.String()), nil
 	case bool:
 		if t {
-			return scalar("!!bool", "true"), nil
+			return form.Scalar("!!bool", "true"), nil
 		}
-		return scalar("!!bool", "false"), nil
+		return form.Scalar("!!bool", "false"), nil
 	case nil:
-		return scalar("!!null", "null"), nil
+		return form.Scalar("!!null", "null"), nil
 	}
 	return nil, fmt.Errorf("unexpected JSON token %v", tok)
 }
@@ -135,7 +137,7 @@ func numberTag(s string) string {
 }
 
 func readJSONContainer(dec *json.Decoder, open json.Delim) (*yaml.Node, error) {
-	n := seqNode()
+	n := form.Seq()
 	if open == '{' {
 		n = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	}
@@ -145,7 +147,7 @@ func readJSONContainer(dec *json.Decoder, open json.Delim) (*yaml.Node, error) {
 			if err != nil {
 				return nil, err
 			}
-			n.Content = append(n.Content, scalar("!!str", k.(string)))
+			n.Content = append(n.Content, form.Scalar("!!str", k.(string)))
 		}
 		v, err := readJSON(dec)
 		if err != nil {

@@ -9,12 +9,17 @@
 //
 // Scenarios are written in Go with the builder (New) or in YAML (Decode,
 // DecodeFile) and validated by the same checks (Validate).
+//
+// The resources an xds step has the lab's management server serve are a
+// sub-language of their own, harness/scenario/xds; the step (SetXDS) holds
+// them.
 package scenario
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // Scenario is one experiment.
@@ -31,12 +36,12 @@ type Scenario struct {
 }
 
 // Family is an IP address family.
-type Family string
+type Family = form.Family
 
 // The address families.
 const (
-	IPv4 Family = "ipv4"
-	IPv6 Family = "ipv6"
+	IPv4 = form.IPv4
+	IPv6 = form.IPv6
 )
 
 // Stack says which families a backend listens on.
@@ -78,22 +83,10 @@ type Backend struct {
 	Stack Stack
 }
 
-// Addr is a symbolic address, "backend/family" ("b1/ipv6").
-type Addr string
-
-// Split returns the backend name and family of a; ok is false when a is not
-// of the form "backend/family" with a known family.
-func (a Addr) Split() (backend string, fam Family, ok bool) {
-	b, f, found := strings.Cut(string(a), "/")
-	if !found || b == "" {
-		return "", "", false
-	}
-	fam = Family(f)
-	if fam != IPv4 && fam != IPv6 {
-		return "", "", false
-	}
-	return b, fam, true
-}
+// Addr is a symbolic address, "backend/family" ("b1/ipv6"); its Split
+// method gives the backend name and the family. The xDS sub-language's
+// endpoints (harness/scenario/xds) hold the same type.
+type Addr = form.Addr
 
 // Target forms: how the client learns its addresses.
 const (
@@ -174,9 +167,9 @@ const (
 )
 
 // Action is what a step does: one of ResolverUpdate, ResolverError,
-// SetConfig, SetFault, ClearFault, SetHealth, BackendDown, BackendUp,
-// StartRPC, WaitFor, EndRun. Runners switch on the concrete type (or on
-// Kind).
+// SetConfig, SetXDS, SetFault, ClearFault, SetHealth, BackendDown,
+// BackendUp, StartRPC, WaitFor, EndRun. Runners switch on the concrete type
+// (or on Kind).
 type Action interface {
 	Kind() StepKind
 	isAction()

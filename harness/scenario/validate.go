@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
 
 // Validate checks s and returns the first problem as an *Error naming the
@@ -41,18 +43,18 @@ func (v *validator) top() error {
 			return err
 		}
 		if seen[b.Name] {
-			return fieldErr(p+".name", "backend %q is defined twice", b.Name)
+			return form.FieldErr(p+".name", "backend %q is defined twice", b.Name)
 		}
 		seen[b.Name] = true
 		if b.Stack.Families() == nil {
-			return fieldErr(p+".stack", "unknown stack %q (want ipv4, ipv6 or dual)", b.Stack)
+			return form.FieldErr(p+".stack", "unknown stack %q (want ipv4, ipv6 or dual)", b.Stack)
 		}
 	}
 	if err := v.client(); err != nil {
 		return err
 	}
 	if v.s.End <= 0 {
-		return fieldErr("end", "must be a positive duration")
+		return form.FieldErr("end", "must be a positive duration")
 	}
 	return nil
 }
@@ -60,7 +62,7 @@ func (v *validator) top() error {
 func (v *validator) client() error {
 	c := v.s.Client
 	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS && c.Target != TargetXDS {
-		return fieldErr("client.target", "unknown target form %q (want manual, dns or xds)", c.Target)
+		return form.FieldErr("client.target", "unknown target form %q (want manual, dns or xds)", c.Target)
 	}
 	if err := v.xdsClient(); err != nil {
 		return err
@@ -76,10 +78,10 @@ func (v *validator) client() error {
 // and the JSON texts objects.
 func checkLB(p, policy, config, serviceConfig string) error {
 	if config != "" && policy == "" {
-		return fieldErr(p+".lb_config", "set without lb_policy")
+		return form.FieldErr(p+".lb_config", "set without lb_policy")
 	}
 	if policy != "" && serviceConfig != "" {
-		return fieldErr(p+".service_config", "set together with lb_policy: use one")
+		return form.FieldErr(p+".service_config", "set together with lb_policy: use one")
 	}
 	if err := checkJSONObject(p+".lb_config", config); err != nil {
 		return err
@@ -94,10 +96,10 @@ func checkJSONObject(field, text string) error {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(text), &obj); err != nil {
-		return fieldErr(field, "not a JSON object: %v", err)
+		return form.FieldErr(field, "not a JSON object: %v", err)
 	}
 	if obj == nil {
-		return fieldErr(field, "not a JSON object: null")
+		return form.FieldErr(field, "not a JSON object: null")
 	}
 	return nil
 }
@@ -111,12 +113,12 @@ func (v *validator) steps() error {
 		}
 		if st.After == nil {
 			if lastIdx >= 0 && st.At < last {
-				return fieldErr(p+".at", "%v is before steps[%d].at (%v): times go backwards", st.At, lastIdx, last)
+				return form.FieldErr(p+".at", "%v is before steps[%d].at (%v): times go backwards", st.At, lastIdx, last)
 			}
 			last, lastIdx = st.At, i
 		}
 		if st.Action == nil {
-			return fieldErr(p, "no action")
+			return form.FieldErr(p, "no action")
 		}
 		if err := v.action(p+"."+string(st.Action.Kind()), st.Action); err != nil {
 			return err
@@ -128,31 +130,31 @@ func (v *validator) steps() error {
 func (v *validator) trigger(p string, st Step) error {
 	if st.After == nil {
 		if st.Delay != 0 {
-			return fieldErr(p+".delay", "delay needs after")
+			return form.FieldErr(p+".delay", "delay needs after")
 		}
 		if st.At < 0 {
-			return fieldErr(p+".at", "negative time %v", st.At)
+			return form.FieldErr(p+".at", "negative time %v", st.At)
 		}
 		if st.At > v.s.End {
-			return fieldErr(p+".at", "%v is after the end (%v)", st.At, v.s.End)
+			return form.FieldErr(p+".at", "%v is after the end (%v)", st.At, v.s.End)
 		}
 		return nil
 	}
 	if st.At != 0 {
-		return fieldErr(p+".at", "at and after are exclusive")
+		return form.FieldErr(p+".at", "at and after are exclusive")
 	}
 	if st.Delay < 0 {
-		return fieldErr(p+".delay", "negative delay %v", st.Delay)
+		return form.FieldErr(p+".delay", "negative delay %v", st.Delay)
 	}
 	return v.cond(p+".after", *st.After)
 }
 
 func (v *validator) cond(p string, c Cond) error {
 	if !slices.Contains(EventKinds(), c.Kind) {
-		return fieldErr(p+".kind", "unknown event kind %q", c.Kind)
+		return form.FieldErr(p+".kind", "unknown event kind %q", c.Kind)
 	}
 	if c.State != "" && !slices.Contains(States(), c.State) {
-		return fieldErr(p+".state", "unknown state %q", c.State)
+		return form.FieldErr(p+".state", "unknown state %q", c.State)
 	}
 	if c.Addr != "" {
 		if err := v.addr(p+".addr", c.Addr); err != nil {
@@ -160,26 +162,26 @@ func (v *validator) cond(p string, c Cond) error {
 		}
 	}
 	if c.RPC != "" && !v.rpcs[c.RPC] {
-		return fieldErr(p+".rpc", "rpc %q is not defined", c.RPC)
+		return form.FieldErr(p+".rpc", "rpc %q is not defined", c.RPC)
 	}
 	if c.Code != "" && !slices.Contains(Codes(), c.Code) {
-		return fieldErr(p+".code", "unknown status code %q", c.Code)
+		return form.FieldErr(p+".code", "unknown status code %q", c.Code)
 	}
 	if (c.XDS != "" || c.Type != "") && c.Kind != "xds-request" {
 		f := p + ".xds"
 		if c.XDS == "" {
 			f = p + ".type"
 		}
-		return fieldErr(f, "only an xds-request has an xds kind and a resource type, not %s", c.Kind)
+		return form.FieldErr(f, "only an xds-request has an xds kind and a resource type, not %s", c.Kind)
 	}
 	if c.XDS != "" && !slices.Contains(XDSRequestKinds(), c.XDS) {
-		return fieldErr(p+".xds", "unknown xds request kind %q (want request, ACK or NACK)", c.XDS)
+		return form.FieldErr(p+".xds", "unknown xds request kind %q (want request, ACK or NACK)", c.XDS)
 	}
 	if c.Type != "" && !slices.Contains(XDSTypes(), c.Type) && !strings.HasPrefix(c.Type, "type.googleapis.com/") {
-		return fieldErr(p+".type", "unknown resource type %q (want LDS, RDS, CDS, EDS or a type URL)", c.Type)
+		return form.FieldErr(p+".type", "unknown resource type %q (want LDS, RDS, CDS, EDS or a type URL)", c.Type)
 	}
 	if c.Count < 0 {
-		return fieldErr(p+".count", "negative count %d", c.Count)
+		return form.FieldErr(p+".count", "negative count %d", c.Count)
 	}
 	return nil
 }
@@ -190,7 +192,7 @@ func (v *validator) action(p string, a Action) error {
 		return v.resolve(p, a)
 	case SetFault:
 		if !slices.Contains([]FaultType{Drop, Reset, Stall, Down}, a.Fault) {
-			return fieldErr(p+".type", "unknown fault %q (want drop, reset, stall or down)", a.Fault)
+			return form.FieldErr(p+".type", "unknown fault %q (want drop, reset, stall or down)", a.Fault)
 		}
 		return v.addr(p+".addr", a.Addr)
 	case ClearFault:
@@ -203,37 +205,37 @@ func (v *validator) action(p string, a Action) error {
 		return v.rpc(p, a)
 	case WaitFor:
 		if a.Timeout <= 0 {
-			return fieldErr(p+".timeout", "must be a positive duration")
+			return form.FieldErr(p+".timeout", "must be a positive duration")
 		}
 		return v.cond(p+".event", a.Cond)
 	case EndRun:
 		return nil
 	case SetHealth:
 		if a.Status != Serving && a.Status != NotServing {
-			return fieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
+			return form.FieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
 		}
 		return v.addr(p+".addr", a.Addr)
-	case XDSResources:
+	case SetXDS:
 		return v.xds(p, a)
 	case ResolverError:
 		if a.Err == "" {
-			return fieldErr(p+".err", "must not be empty")
+			return form.FieldErr(p+".err", "must not be empty")
 		}
 		return nil
 	case SetConfig:
 		if a.LBPolicy == "" && a.ServiceConfig == "" && a.LBConfig == "" {
-			return fieldErr(p, "needs lb_policy or service_config")
+			return form.FieldErr(p, "needs lb_policy or service_config")
 		}
 		return checkLB(p, a.LBPolicy, a.LBConfig, a.ServiceConfig)
 	}
-	return fieldErr(p, "unknown action %T", a)
+	return form.FieldErr(p, "unknown action %T", a)
 }
 
 func (v *validator) resolve(p string, u ResolverUpdate) error {
 	for j, e := range u.Endpoints {
 		ep := fmt.Sprintf("%s.endpoints[%d]", p, j)
 		if len(e.Addrs) == 0 {
-			return fieldErr(ep+".addrs", "an endpoint needs at least one address")
+			return form.FieldErr(ep+".addrs", "an endpoint needs at least one address")
 		}
 		for k, a := range e.Addrs {
 			if err := v.addr(fmt.Sprintf("%s.addrs[%d]", ep, k), a); err != nil {
@@ -242,7 +244,7 @@ func (v *validator) resolve(p string, u ResolverUpdate) error {
 		}
 		for k := range e.Attrs {
 			if k == "" {
-				return fieldErr(ep+".attrs", "empty attribute name")
+				return form.FieldErr(ep+".attrs", "empty attribute name")
 			}
 		}
 	}
@@ -254,15 +256,15 @@ func (v *validator) rpc(p string, r StartRPC) error {
 		return err
 	}
 	if v.checked[r.ID] {
-		return fieldErr(p+".id", "rpc %q is defined more than once", r.ID)
+		return form.FieldErr(p+".id", "rpc %q is defined more than once", r.ID)
 	}
 	v.checked[r.ID] = true
 	if r.Deadline < 0 {
-		return fieldErr(p+".deadline", "negative deadline %v", r.Deadline)
+		return form.FieldErr(p+".deadline", "negative deadline %v", r.Deadline)
 	}
 	for k := range r.Metadata {
 		if !validMetadataKey(k) {
-			return fieldErr(p+".metadata", "invalid metadata key %q (lower-case letters, digits, '-', '_', '.'; not -bin)", k)
+			return form.FieldErr(p+".metadata", "invalid metadata key %q (lower-case letters, digits, '-', '_', '.'; not -bin)", k)
 		}
 	}
 	return nil
@@ -271,21 +273,21 @@ func (v *validator) rpc(p string, r StartRPC) error {
 func (v *validator) addr(p string, a Addr) error {
 	b, fam, ok := a.Split()
 	if !ok {
-		return fieldErr(p, "%q is not an address of the form backend/ipv4 or backend/ipv6", a)
+		return form.FieldErr(p, "%q is not an address of the form backend/ipv4 or backend/ipv6", a)
 	}
 	i := v.s.BackendIndex(b)
 	if i < 0 {
-		return fieldErr(p, "backend %q is not defined", b)
+		return form.FieldErr(p, "backend %q is not defined", b)
 	}
 	if !v.s.Backends[i].Stack.Has(fam) {
-		return fieldErr(p, "backend %q has no %s address (stack %s)", b, fam, v.s.Backends[i].Stack)
+		return form.FieldErr(p, "backend %q has no %s address (stack %s)", b, fam, v.s.Backends[i].Stack)
 	}
 	return nil
 }
 
 func (v *validator) backend(p, name string) error {
 	if v.s.BackendIndex(name) < 0 {
-		return fieldErr(p, "backend %q is not defined", name)
+		return form.FieldErr(p, "backend %q is not defined", name)
 	}
 	return nil
 }
@@ -294,11 +296,11 @@ func (v *validator) backend(p, name string) error {
 // are safe in file names, addresses and trace lanes.
 func checkName(field, name string) error {
 	if name == "" {
-		return fieldErr(field, "must not be empty")
+		return form.FieldErr(field, "must not be empty")
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return fieldErr(field, "%q: only letters, digits, '-', '_' and '.' are allowed", name)
+			return form.FieldErr(field, "%q: only letters, digits, '-', '_' and '.' are allowed", name)
 		}
 	}
 	return nil

@@ -1,213 +1,38 @@
 package scenario
 
-import "time"
+import (
+	"github.com/conformlab/conform/harness/scenario/internal/form"
+	"github.com/conformlab/conform/harness/scenario/xds"
+)
+
+// The scenario's side of xDS: the target, the step and the client's
+// fields. The resources an xds step sets are the xDS sub-language's
+// (harness/scenario/xds), which reads, writes and checks them.
 
 // TargetXDS: the client resolves "xds:///" + Client.Listener through the
 // lab's xDS management server, whose resources follow the timeline's xds
-// steps (XDSResources). Resolver updates feed the lab DNS, for
-// LOGICAL_DNS clusters.
+// steps (SetXDS). Resolver updates feed the lab DNS, for LOGICAL_DNS
+// clusters.
 const TargetXDS = "xds"
 
-// StepXDS sets the management server's resources (XDSResources).
+// StepXDS sets the management server's resources (SetXDS).
 const StepXDS StepKind = "xds"
 
-// XDSResources sets the xDS management server's state of the world: every
-// listener, route configuration, cluster and load assignment it serves,
-// replacing the previous step's (a type whose resources did not change
-// keeps its version, so clients get no response for it). It is a compact
-// model of the resources gRPC reads (gRFCs A27, A37, A52, A61, A62, A75);
-// harness/xdsres turns it into Envoy protos.
-type XDSResources struct {
-	// Version is the version the server gives changed types; empty: the
-	// runner numbers xds steps "1", "2", … in timeline order.
-	Version      string
-	Listeners    []XDSListener
-	RouteConfigs []XDSRouteConfig
-	Clusters     []XDSCluster
-	Endpoints    []XDSLoadAssignment
-}
-
-// XDSListener is an API listener whose HTTP connection manager takes its
-// routes from RouteConfig over ADS (RDS), with the router filter.
-type XDSListener struct {
-	Name        string // the client's Client.Listener names one
-	RouteConfig string // a route configuration's name
-}
-
-// XDSRouteConfig has one virtual host for every domain ("*") with one
-// route: every path ("/" prefix) to Cluster.
-type XDSRouteConfig struct {
-	Name    string
-	Cluster string
-}
-
-// ClusterType is a cluster's discovery type.
-type ClusterType string
-
-// The cluster types gRPC supports (A37 for the last two).
-const (
-	ClusterEDS        ClusterType = "EDS"
-	ClusterLogicalDNS ClusterType = "LOGICAL_DNS"
-	ClusterAggregate  ClusterType = "AGGREGATE"
-)
-
-// The LB policies a cluster may name.
-const (
-	XDSRoundRobin = "round_robin" // lb_policy ROUND_ROBIN (the default)
-	XDSRingHash   = "ring_hash"   // lb_policy RING_HASH, ring_hash_lb_config
-	XDSPickFirst  = "pick_first"  // load_balancing_policy (A52) with envoy.extensions.load_balancing_policies.pick_first.v3.PickFirst (A62)
-)
-
-// XDSCluster is one CDS resource.
-type XDSCluster struct {
-	Name string
-	Type ClusterType
-	// Clusters is an AGGREGATE cluster's ordered list of clusters (A37).
-	// Empty makes a resource gRPC rejects.
-	Clusters []string
-	// DNSHost and DNSPort are a LOGICAL_DNS cluster's address; port 0 means
-	// the backends' port.
-	DNSHost string
-	DNSPort int
-	// LBPolicy is XDSRoundRobin (when empty), XDSRingHash or XDSPickFirst.
-	LBPolicy string
-	// Shuffle is pick_first's shuffle_address_list (A62).
-	Shuffle bool
-	// MinRingSize and MaxRingSize are ring_hash's; zero leaves them unset.
-	MinRingSize, MaxRingSize uint64
-	// OutlierDetection, when set, is the cluster's outlier_detection (A50).
-	OutlierDetection *XDSOutlierDetection
-	// UpstreamConfig, when set, is the cluster's upstream_config (A75).
-	UpstreamConfig *XDSUpstreamConfig
-}
-
-// XDSOutlierDetection is a cluster's outlier_detection, the fields gRPC
-// reads (A50). Zero leaves a field unset (the proto's default applies).
-type XDSOutlierDetection struct {
-	Interval           time.Duration
-	BaseEjectionTime   time.Duration
-	MaxEjectionTime    time.Duration
-	MaxEjectionPercent uint32
-	// SuccessRate, when set, enables success rate ejection
-	// (enforcing_success_rate); when nil it is disabled (0).
-	SuccessRate *XDSSuccessRate
-	// FailurePercentage, when set, enables failure percentage ejection
-	// (enforcing_failure_percentage); when nil it is disabled (0).
-	FailurePercentage *XDSFailurePercentage
-}
-
-// XDSSuccessRate is success rate ejection's part of outlier_detection.
-// Enforcement (1-100) is required; zero leaves another field unset.
-type XDSSuccessRate struct {
-	StdevFactor   uint32 // success_rate_stdev_factor (1000ths)
-	Enforcement   uint32 // enforcing_success_rate
-	MinimumHosts  uint32 // success_rate_minimum_hosts
-	RequestVolume uint32 // success_rate_request_volume
-}
-
-// XDSFailurePercentage is failure percentage ejection's part.
-// Enforcement (1-100) is required; zero leaves another field unset.
-type XDSFailurePercentage struct {
-	Threshold     uint32 // failure_percentage_threshold
-	Enforcement   uint32 // enforcing_failure_percentage
-	MinimumHosts  uint32 // failure_percentage_minimum_hosts
-	RequestVolume uint32 // failure_percentage_request_volume
-}
-
-// XDSUpstreamConfig is a cluster's upstream_config: exactly one of
-// HTTPProtocolOptions and TypeURL. A75 reads idle_timeout from it and
-// NACKs anything but HttpProtocolOptions, and an idle_timeout out of
-// google.protobuf.Duration's range; every such case can be written.
-type XDSUpstreamConfig struct {
-	// HTTPProtocolOptions: an
-	// envoy.extensions.upstreams.http.v3.HttpProtocolOptions.
-	HTTPProtocolOptions *XDSHTTPProtocolOptions
-	// TypeURL: an Any of this other type URL, with an empty value.
-	TypeURL string
-}
-
-// XDSHTTPProtocolOptions is the part of HttpProtocolOptions A75 reads.
-type XDSHTTPProtocolOptions struct {
-	// Common sets common_http_protocol_options (without idle_timeout
-	// unless IdleTimeout is set, which implies it).
-	Common bool
-	// IdleTimeout is common_http_protocol_options.idle_timeout as sent:
-	// out-of-range values are kept, for the NACK cases.
-	IdleTimeout *XDSDuration
-}
-
-// XDSDuration is a google.protobuf.Duration, field by field.
-type XDSDuration struct {
-	Seconds int64
-	Nanos   int32
-}
-
-// XDSLoadAssignment is one EDS resource (a ClusterLoadAssignment), for the
-// EDS cluster of the same name.
-type XDSLoadAssignment struct {
-	Cluster string
-	// Priorities: index 0 is priority 0 (A56: the highest).
-	Priorities []XDSPriority
-}
-
-// XDSPriority is the localities of one priority.
-type XDSPriority struct {
-	Localities []XDSLocality
-}
-
-// XDSLocality is one locality of a priority.
-type XDSLocality struct {
-	Name      string // the locality's sub_zone (region and zone are empty)
-	Weight    uint32 // load_balancing_weight; zero leaves it unset
-	Endpoints []XDSEndpoint
-}
-
-// The health statuses an endpoint may carry (envoy.config.core.v3.HealthStatus).
-const (
-	HealthUnknown   = "UNKNOWN"
-	HealthHealthy   = "HEALTHY"
-	HealthUnhealthy = "UNHEALTHY"
-	HealthDraining  = "DRAINING"
-	HealthTimeout   = "TIMEOUT"
-	HealthDegraded  = "DEGRADED"
-)
-
-// XDSEndpoint is one endpoint: an address and its additional addresses
-// (A61), symbolic like every address of a scenario.
-type XDSEndpoint struct {
-	Addr            Addr
-	AdditionalAddrs []Addr
-	// InvalidAdditionalAddrs are further additional_addresses entries, sent
-	// after AdditionalAddrs, each of a form gRPC must reject (one of the
-	// InvalidAddr… constants): A61's NACK cases.
-	InvalidAdditionalAddrs []string
-	Health                 string // one of the Health… constants; empty leaves it unset (UNKNOWN)
-	Weight                 uint32 // load_balancing_weight; zero leaves it unset
-}
-
-// The invalid forms an additional_addresses entry may take. A61 (Support
-// Multiple Addresses Per Endpoint in xDS) rejects an entry without an
-// address and validates the address of one exactly like Endpoint.address,
-// whose rules are A27's (ClusterLoadAssignment Proto): a socket_address
-// holding an IPv4 or IPv6 address and a port_value. The forms with a host
-// or a port take the endpoint's own (its Addr's).
-const (
-	InvalidAddrUnset       = "unset"             // the entry's address is unset
-	InvalidAddrNoSocket    = "no_socket_address" // an Address holding a pipe, not a socket_address
-	InvalidAddrNotIP       = "not_ip"            // socket_address.address is a host name, "<backend>.invalid"
-	InvalidAddrNoPortValue = "no_port_value"     // a named_port ("grpc") instead of port_value
-	InvalidAddrPortRange   = "port_out_of_range" // port_value 65536
-)
-
-// InvalidAddrForms lists the invalid additional address forms.
-func InvalidAddrForms() []string {
-	return []string{InvalidAddrUnset, InvalidAddrNoSocket, InvalidAddrNotIP, InvalidAddrNoPortValue, InvalidAddrPortRange}
+// SetXDS has the xDS management server serve Resources from this step on,
+// in place of the previous xds step's.
+type SetXDS struct {
+	Resources xds.Resources
 }
 
 // Kind implements Action.
-func (XDSResources) Kind() StepKind { return StepXDS }
+func (SetXDS) Kind() StepKind { return StepXDS }
 
-func (XDSResources) isAction() {}
+func (SetXDS) isAction() {}
+
+// ServeXDS is an xds step: the management server serves x from then on.
+func ServeXDS(x xds.Resources) SetXDS {
+	return SetXDS{Resources: x}
+}
 
 // XDS makes the client's target "xds:///" + listener (TargetXDS).
 func (b *Builder) XDS(listener string) *Builder {
@@ -215,7 +40,34 @@ func (b *Builder) XDS(listener string) *Builder {
 	return b
 }
 
-// HealthStatuses lists the endpoint health statuses.
-func HealthStatuses() []string {
-	return []string{HealthUnknown, HealthHealthy, HealthUnhealthy, HealthDraining, HealthTimeout, HealthDegraded}
+// xdsClient checks the client's xDS fields: a listener with the xds target
+// and only with it; the LB configuration comes from the resources, so the
+// client sets none of its own.
+func (v *validator) xdsClient() error {
+	c := v.s.Client
+	if c.Target != TargetXDS {
+		if c.Listener != "" {
+			return form.FieldErr("client.listener", "set without target xds")
+		}
+		return nil
+	}
+	if err := xds.CheckResourceName("client.listener", c.Listener); err != nil {
+		return err
+	}
+	if c.LBPolicy != "" {
+		return form.FieldErr("client.lb_policy", "set with target xds: the clusters name the policy")
+	}
+	if c.ServiceConfig != "" {
+		return form.FieldErr("client.service_config", "set with target xds: the resources are the configuration")
+	}
+	return nil
+}
+
+// xds checks an xds step: the client must use the xds target; the
+// resources check themselves, with the scenario checking their addresses.
+func (v *validator) xds(p string, a SetXDS) error {
+	if v.s.Client.Target != TargetXDS {
+		return form.FieldErr(p, "an xds step needs client.target xds")
+	}
+	return a.Resources.Validate(p, v.addr)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 // fullTraces are traces that, between them, set every field of Header,
@@ -71,7 +72,7 @@ func fullXDSScenario() *scenario.Scenario {
 		Backends:    []scenario.Backend{{Name: "b1", Stack: scenario.Dual}, {Name: "b2", Stack: scenario.V4Only}, {Name: "b3", Stack: scenario.V6Only}},
 		Client:      scenario.Client{Target: scenario.TargetXDS, Listener: "xdstp://conform/envoy.config.listener.v3.Listener/svc", Env: every},
 		Steps: []scenario.Step{
-			{At: 0, Action: fullXDSResources()},
+			{At: 0, Action: scenario.ServeXDS(fullXDSResources())},
 			{At: 10 * ms, Action: scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4").With("path", "p0/z1"), scenario.EP("b2/ipv4"))},
 			{At: 20 * ms, Action: scenario.Fault("b1/ipv6", scenario.Stall)},
 			{At: 30 * ms, Action: scenario.Clear("b1/ipv6")},
@@ -81,8 +82,8 @@ func fullXDSScenario() *scenario.Scenario {
 			{At: 70 * ms, Action: scenario.RPC("r1", scenario.Deadline(1500*ms), scenario.WaitForReady(), scenario.Metadata("x-conform-session", "MTk4"))},
 			{At: 80 * ms, Action: scenario.ResolveError("no such host")},
 			{At: 90 * ms, Action: scenario.Wait(scenario.On("subchannel-state").WithState("READY").WithAddr("b3/ipv6"), 2*time.Second)},
-			{After: ptr(scenario.On("xds-request").WithXDS("NACK", "CDS").Times(2)), Delay: 5 * ms, Action: scenario.XDSResources{Version: "v2"}},
-			{After: ptr(scenario.On("xds-request").WithXDS("ACK", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")), Action: scenario.XDSResources{}},
+			{After: ptr(scenario.On("xds-request").WithXDS("NACK", "CDS").Times(2)), Delay: 5 * ms, Action: scenario.ServeXDS(xds.Resources{Version: "v2"})},
+			{After: ptr(scenario.On("xds-request").WithXDS("ACK", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")), Action: scenario.ServeXDS(xds.Resources{})},
 			{After: ptr(scenario.On("timer-fire").WithTimer("failover").WithPolicy("priority")), Action: scenario.Fault("b2/ipv4", scenario.Drop)},
 			{After: ptr(scenario.On("rpc-result").WithRPC("r1").WithCode("DEADLINE_EXCEEDED")), Action: scenario.Finish()},
 		},
@@ -92,29 +93,29 @@ func fullXDSScenario() *scenario.Scenario {
 
 // fullXDSResources sets every field of an xds step, each alternative of
 // upstream_config and every invalid additional address form.
-func fullXDSResources() scenario.XDSResources {
-	return scenario.XDSResources{
+func fullXDSResources() xds.Resources {
+	return xds.Resources{
 		Version:      "1",
-		Listeners:    []scenario.XDSListener{{Name: "xdstp://conform/envoy.config.listener.v3.Listener/svc", RouteConfig: "rc"}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: "rc", Cluster: "agg"}},
-		Clusters: []scenario.XDSCluster{
-			{Name: "agg", Type: scenario.ClusterAggregate, Clusters: []string{"eds1", "dns", "missing"}, LBPolicy: scenario.XDSRingHash, MinRingSize: 8, MaxRingSize: 1<<63 - 1},
-			{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true,
-				OutlierDetection: &scenario.XDSOutlierDetection{
+		Listeners:    []xds.Listener{{Name: "xdstp://conform/envoy.config.listener.v3.Listener/svc", RouteConfig: "rc"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc", Cluster: "agg"}},
+		Clusters: []xds.Cluster{
+			{Name: "agg", Type: xds.ClusterAggregate, Clusters: []string{"eds1", "dns", "missing"}, LBPolicy: xds.RingHash, MinRingSize: 8, MaxRingSize: 1<<63 - 1},
+			{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.PickFirst, Shuffle: true,
+				OutlierDetection: &xds.OutlierDetection{
 					Interval: 2 * time.Second, BaseEjectionTime: time.Second, MaxEjectionTime: 5 * time.Minute, MaxEjectionPercent: 100,
-					SuccessRate:       &scenario.XDSSuccessRate{StdevFactor: 1900, Enforcement: 100, MinimumHosts: 5, RequestVolume: 100},
-					FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 85, Enforcement: 1, MinimumHosts: 2, RequestVolume: 1<<32 - 1},
+					SuccessRate:       &xds.SuccessRate{StdevFactor: 1900, Enforcement: 100, MinimumHosts: 5, RequestVolume: 100},
+					FailurePercentage: &xds.FailurePercentage{Threshold: 85, Enforcement: 1, MinimumHosts: 2, RequestVolume: 1<<32 - 1},
 				},
-				UpstreamConfig: &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{
-					Common: true, IdleTimeout: &scenario.XDSDuration{Seconds: -315576000001, Nanos: -1 << 31},
+				UpstreamConfig: &xds.UpstreamConfig{HTTPProtocolOptions: &xds.HTTPProtocolOptions{
+					Common: true, IdleTimeout: &xds.Duration{Seconds: -315576000001, Nanos: -1 << 31},
 				}}},
-			{Name: "dns", Type: scenario.ClusterLogicalDNS, DNSHost: "svc.conform", DNSPort: 65535, LBPolicy: scenario.XDSRoundRobin,
-				UpstreamConfig: &scenario.XDSUpstreamConfig{TypeURL: "type.googleapis.com/google.protobuf.Empty"}},
+			{Name: "dns", Type: xds.ClusterLogicalDNS, DNSHost: "svc.conform", DNSPort: 65535, LBPolicy: xds.RoundRobin,
+				UpstreamConfig: &xds.UpstreamConfig{TypeURL: "type.googleapis.com/google.protobuf.Empty"}},
 		},
-		Endpoints: []scenario.XDSLoadAssignment{{Cluster: "eds1", Priorities: []scenario.XDSPriority{
-			{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1<<32 - 1, Endpoints: []scenario.XDSEndpoint{
-				{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}, InvalidAdditionalAddrs: scenario.InvalidAddrForms(),
-					Health: scenario.HealthDegraded, Weight: 3},
+		Endpoints: []xds.LoadAssignment{{Cluster: "eds1", Priorities: []xds.Priority{
+			{Localities: []xds.Locality{{Name: "z1", Weight: 1<<32 - 1, Endpoints: []xds.Endpoint{
+				{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}, InvalidAdditionalAddrs: xds.InvalidAddrForms(),
+					Health: xds.HealthDegraded, Weight: 3},
 				{Addr: "b2/ipv4"},
 			}}, {}}},
 			{}, // an empty priority keeps its place

@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 // The published JSON Schema (traces/schema/trace-v1.schema.json) checked by
@@ -391,10 +392,10 @@ func TestSchema_ScenarioEnumsMatchModel(t *testing.T) {
 		{"/$defs/cond/properties/code/enum", scenario.Codes()},
 		{"/$defs/cond/properties/xds/enum", scenario.XDSRequestKinds()},
 		{"/$defs/cond/properties/type/anyOf/0/enum", scenario.XDSTypes()},
-		{"/$defs/xdsCluster/properties/type/enum", strs([]scenario.ClusterType{scenario.ClusterEDS, scenario.ClusterLogicalDNS, scenario.ClusterAggregate})},
-		{"/$defs/xdsCluster/properties/lb_policy/enum", []string{scenario.XDSRoundRobin, scenario.XDSRingHash, scenario.XDSPickFirst}},
-		{"/$defs/xdsEndpoint/properties/health/enum", scenario.HealthStatuses()},
-		{"/$defs/xdsEndpoint/properties/invalid_additional_addresses/items/enum", scenario.InvalidAddrForms()},
+		{"/$defs/xdsCluster/properties/type/enum", strs([]xds.ClusterType{xds.ClusterEDS, xds.ClusterLogicalDNS, xds.ClusterAggregate})},
+		{"/$defs/xdsCluster/properties/lb_policy/enum", []string{xds.RoundRobin, xds.RingHash, xds.PickFirst}},
+		{"/$defs/xdsEndpoint/properties/health/enum", xds.HealthStatuses()},
+		{"/$defs/xdsEndpoint/properties/invalid_additional_addresses/items/enum", xds.InvalidAddrForms()},
 	} {
 		var got []string
 		list, _ := getPointer(doc, c.ptr).([]any)

@@ -1,6 +1,6 @@
-// Package xdsres turns a scenario's xds step (scenario.XDSResources) into
-// the Envoy protos the lab's management server (netlab/xdsserver) serves,
-// and the server's events into trace events.
+// Package xdsres turns the resources of a scenario's xds step (xds.Resources,
+// harness/scenario/xds) into the Envoy protos the lab's management server
+// (netlab/xdsserver) serves, and the server's events into trace events.
 //
 // It builds what the model says, invalid resources included (an
 // idle_timeout out of range, an upstream_config of another type, an empty
@@ -33,6 +33,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 )
 
 // Extension names used in the resources.
@@ -54,7 +55,7 @@ type Options struct {
 
 // Version is the version an xds step gives its resources: its own, or the
 // step's number among the scenario's xds steps (1-based) as text.
-func Version(x scenario.XDSResources, n int) string {
+func Version(x xds.Resources, n int) string {
 	if x.Version != "" {
 		return x.Version
 	}
@@ -64,7 +65,7 @@ func Version(x scenario.XDSResources, n int) string {
 // Build returns the resources of x per type, all four types present (an
 // empty list removes every resource of a type), in the model's order. s is
 // the scenario x belongs to (for the backends' indexes).
-func Build(s *scenario.Scenario, x scenario.XDSResources, o Options) (map[resource.Type][]types.Resource, error) {
+func Build(s *scenario.Scenario, x xds.Resources, o Options) (map[resource.Type][]types.Resource, error) {
 	if o.AddrOf == nil {
 		return nil, fmt.Errorf("xdsres: Options.AddrOf is nil")
 	}
@@ -116,7 +117,7 @@ func anyOf(m proto.Message) (*anypb.Any, error) {
 
 // Listener is an API listener whose HTTP connection manager gets its
 // routes by RDS over ADS, with the router filter (gRFC A27).
-func Listener(l scenario.XDSListener) (*listener.Listener, error) {
+func Listener(l xds.Listener) (*listener.Listener, error) {
 	rf, err := anyOf(&router.Router{})
 	if err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func Listener(l scenario.XDSListener) (*listener.Listener, error) {
 
 // RouteConfig has one virtual host for every domain with one route: every
 // path to the cluster.
-func RouteConfig(rc scenario.XDSRouteConfig) *route.RouteConfiguration {
+func RouteConfig(rc xds.RouteConfig) *route.RouteConfiguration {
 	return &route.RouteConfiguration{
 		Name: rc.Name,
 		VirtualHosts: []*route.VirtualHost{{
@@ -151,13 +152,13 @@ func RouteConfig(rc scenario.XDSRouteConfig) *route.RouteConfiguration {
 
 // Cluster is one CDS resource; port is a LOGICAL_DNS cluster's port when
 // the model gives none.
-func Cluster(c scenario.XDSCluster, port int) (*cluster.Cluster, error) {
+func Cluster(c xds.Cluster, port int) (*cluster.Cluster, error) {
 	out := &cluster.Cluster{Name: c.Name}
 	switch c.Type {
-	case scenario.ClusterEDS:
+	case xds.ClusterEDS:
 		out.ClusterDiscoveryType = &cluster.Cluster_Type{Type: cluster.Cluster_EDS}
 		out.EdsClusterConfig = &cluster.Cluster_EdsClusterConfig{EdsConfig: ads()}
-	case scenario.ClusterLogicalDNS:
+	case xds.ClusterLogicalDNS:
 		out.ClusterDiscoveryType = &cluster.Cluster_Type{Type: cluster.Cluster_LOGICAL_DNS}
 		p := c.DNSPort
 		if p == 0 {
@@ -173,7 +174,7 @@ func Cluster(c scenario.XDSCluster, port int) (*cluster.Cluster, error) {
 				}}},
 			}}}},
 		}
-	case scenario.ClusterAggregate:
+	case xds.ClusterAggregate:
 		cfg, err := anyOf(&aggregate.ClusterConfig{Clusters: c.Clusters})
 		if err != nil {
 			return nil, err
@@ -185,9 +186,9 @@ func Cluster(c scenario.XDSCluster, port int) (*cluster.Cluster, error) {
 		return nil, fmt.Errorf("xdsres: cluster %q: unknown type %q", c.Name, c.Type)
 	}
 	switch c.LBPolicy {
-	case "", scenario.XDSRoundRobin:
+	case "", xds.RoundRobin:
 		out.LbPolicy = cluster.Cluster_ROUND_ROBIN
-	case scenario.XDSRingHash:
+	case xds.RingHash:
 		out.LbPolicy = cluster.Cluster_RING_HASH
 		rh := &cluster.Cluster_RingHashLbConfig{HashFunction: cluster.Cluster_RingHashLbConfig_XX_HASH}
 		if c.MinRingSize != 0 {
@@ -197,7 +198,7 @@ func Cluster(c scenario.XDSCluster, port int) (*cluster.Cluster, error) {
 			rh.MaximumRingSize = wrapperspb.UInt64(c.MaxRingSize)
 		}
 		out.LbConfig = &cluster.Cluster_RingHashLbConfig_{RingHashLbConfig: rh}
-	case scenario.XDSPickFirst:
+	case xds.PickFirst:
 		// A62: pick_first is configured through the load_balancing_policy
 		// field of A52 (custom LB policies), with shuffle_address_list.
 		cfg, err := anyOf(&pickfirst.PickFirst{ShuffleAddressList: c.Shuffle})
@@ -223,7 +224,7 @@ func Cluster(c scenario.XDSCluster, port int) (*cluster.Cluster, error) {
 	return out, nil
 }
 
-func outlierDetection(od *scenario.XDSOutlierDetection) *cluster.OutlierDetection {
+func outlierDetection(od *xds.OutlierDetection) *cluster.OutlierDetection {
 	dur := func(d time.Duration) *durationpb.Duration {
 		if d == 0 {
 			return nil
@@ -262,7 +263,7 @@ func outlierDetection(od *scenario.XDSOutlierDetection) *cluster.OutlierDetectio
 
 // upstreamConfig builds the A75 field as the model says, out-of-range
 // durations included (proto encoding does not check them; gRPC must).
-func upstreamConfig(uc *scenario.XDSUpstreamConfig) (*core.TypedExtensionConfig, error) {
+func upstreamConfig(uc *xds.UpstreamConfig) (*core.TypedExtensionConfig, error) {
 	if uc.TypeURL != "" {
 		return &core.TypedExtensionConfig{Name: "conform.other", TypedConfig: &anypb.Any{TypeUrl: uc.TypeURL}}, nil
 	}
@@ -283,7 +284,7 @@ func upstreamConfig(uc *scenario.XDSUpstreamConfig) (*core.TypedExtensionConfig,
 
 // LoadAssignment is one EDS resource: priorities numbered by position,
 // localities by sub_zone, endpoints with their additional addresses (A61).
-func LoadAssignment(s *scenario.Scenario, la scenario.XDSLoadAssignment, addrOf scenario.AddrFunc) (*endpoint.ClusterLoadAssignment, error) {
+func LoadAssignment(s *scenario.Scenario, la xds.LoadAssignment, addrOf scenario.AddrFunc) (*endpoint.ClusterLoadAssignment, error) {
 	out := &endpoint.ClusterLoadAssignment{ClusterName: la.Cluster}
 	for p, pr := range la.Priorities {
 		for _, l := range pr.Localities {
@@ -321,7 +322,7 @@ func LoadAssignment(s *scenario.Scenario, la scenario.XDSLoadAssignment, addrOf 
 
 // endpointOf is e's Endpoint: its address, then its additional addresses,
 // the valid ones first and the invalid forms after them.
-func endpointOf(s *scenario.Scenario, e scenario.XDSEndpoint, addr *core.Address, addrOf scenario.AddrFunc) (*endpoint.Endpoint, error) {
+func endpointOf(s *scenario.Scenario, e xds.Endpoint, addr *core.Address, addrOf scenario.AddrFunc) (*endpoint.Endpoint, error) {
 	ep := &endpoint.Endpoint{Address: addr}
 	for _, a := range e.AdditionalAddrs {
 		more, err := socketAddr(s, a, addrOf)
@@ -341,7 +342,7 @@ func endpointOf(s *scenario.Scenario, e scenario.XDSEndpoint, addr *core.Address
 }
 
 // invalidAddr is an additional_addresses entry of the invalid form f
-// (scenario.InvalidAddr…), on the host and port of the endpoint's own
+// (xds.InvalidAddr…), on the host and port of the endpoint's own
 // address own, whose symbolic form is a: A61's NACK cases, built as
 // written (proto encoding checks none of them; gRPC must).
 func invalidAddr(f string, a scenario.Addr, own *core.SocketAddress) (*endpoint.Endpoint_AdditionalAddress, error) {
@@ -351,17 +352,17 @@ func invalidAddr(f string, a scenario.Addr, own *core.SocketAddress) (*endpoint.
 	port := &core.SocketAddress_PortValue{PortValue: own.GetPortValue()}
 	backend, _, _ := a.Split()
 	switch f {
-	case scenario.InvalidAddrUnset:
+	case xds.InvalidAddrUnset:
 		return &endpoint.Endpoint_AdditionalAddress{}, nil
-	case scenario.InvalidAddrNoSocket:
+	case xds.InvalidAddrNoSocket:
 		return &endpoint.Endpoint_AdditionalAddress{Address: &core.Address{Address: &core.Address_Pipe{Pipe: &core.Pipe{
 			Path: "/conform/" + backend,
 		}}}}, nil
-	case scenario.InvalidAddrNotIP:
+	case xds.InvalidAddrNotIP:
 		return sock(&core.SocketAddress{Address: backend + ".invalid", PortSpecifier: port}), nil
-	case scenario.InvalidAddrNoPortValue:
+	case xds.InvalidAddrNoPortValue:
 		return sock(&core.SocketAddress{Address: own.GetAddress(), PortSpecifier: &core.SocketAddress_NamedPort{NamedPort: "grpc"}}), nil
-	case scenario.InvalidAddrPortRange:
+	case xds.InvalidAddrPortRange:
 		return sock(&core.SocketAddress{Address: own.GetAddress(), PortSpecifier: &core.SocketAddress_PortValue{PortValue: 65536}}), nil
 	}
 	return nil, fmt.Errorf("%s: unknown invalid address form %q", a, f)

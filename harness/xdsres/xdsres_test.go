@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab/xdsserver"
 )
@@ -40,11 +41,11 @@ func build(t *testing.T, step int) (map[resource.Type][]types.Resource, *scenari
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, ok := s.Steps[step].Action.(scenario.XDSResources)
+	x, ok := s.Steps[step].Action.(scenario.SetXDS)
 	if !ok {
 		t.Fatalf("step %d is a %s", step, s.Steps[step].Kind())
 	}
-	rs, err := Build(s, x, Options{AddrOf: addrOf, Port: 50051})
+	rs, err := Build(s, x.Resources, Options{AddrOf: addrOf, Port: 50051})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestBuild_A61NACKCases(t *testing.T) {
 
 // TestVersion_NumbersStepsWithoutOne verifies a step's own version wins.
 func TestVersion_NumbersStepsWithoutOne(t *testing.T) {
-	if Version(scenario.XDSResources{}, 3) != "3" || Version(scenario.XDSResources{Version: "x"}, 3) != "x" {
+	if Version(xds.Resources{}, 3) != "3" || Version(xds.Resources{Version: "x"}, 3) != "x" {
 		t.Error("Version")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -49,8 +50,8 @@ const (
 func xdsODPerEndpoint() spec.Spec {
 	b1, b2, b3 := runner.AddrOf("b1", 0, scenario.IPv4), runner.AddrOf("b2", 1, scenario.IPv4), runner.AddrOf("b3", 2, scenario.IPv4)
 	la := oneLocality("eds1",
-		scenario.XDSEndpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}},
-		scenario.XDSEndpoint{Addr: "b3/ipv4"})
+		xds.Endpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}},
+		xds.Endpoint{Addr: "b3/ipv4"})
 	b := scenario.New("xds-od-per-endpoint").
 		Describe("eds1 (round_robin, outlier_detection failure_percentage 50%, request_volume 6, minimum_hosts 2, interval 2 s): "+
 			"e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; 3 failed RPCs on b1, 1 OK and 3 failed on b2, 6 OK on b3; "+
@@ -60,7 +61,7 @@ func xdsODPerEndpoint() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
-		At(0, xdsResources(odCluster(), la))
+		At(0, scenario.ServeXDS(xdsResources(odCluster(), la)))
 	odSend(b, time.Second, "w", 1, scenario.WaitForReady(), session.Cookie(b2))
 	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
 	odSend(b, 1200*time.Millisecond, "c", 3, session.Cookie(b2), odFail)
@@ -131,8 +132,8 @@ func xdsODPerEndpoint() spec.Spec {
 func xdsODEjectAllAddresses() spec.Spec {
 	b1, b3 := runner.AddrOf("b1", 0, scenario.IPv4), runner.AddrOf("b3", 2, scenario.IPv4)
 	la := oneLocality("eds1",
-		scenario.XDSEndpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}},
-		scenario.XDSEndpoint{Addr: "b3/ipv4"})
+		xds.Endpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}},
+		xds.Endpoint{Addr: "b3/ipv4"})
 	b := scenario.New("xds-od-eject-all-addresses").
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; "+
 			"6 failed RPCs on b1, 6 OK on b3; e1 ejected at 2 s; b1 down at 2.1 s, so e1 reconnects over b2; "+
@@ -142,7 +143,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
-		At(0, xdsResources(odCluster(), la))
+		At(0, scenario.ServeXDS(xdsResources(odCluster(), la)))
 	odSend(b, 1100*time.Millisecond, "a", 6, session.Cookie(b1), odFail)
 	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
 	b.At(2100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
@@ -196,10 +197,10 @@ func xdsODEjectAllAddresses() spec.Spec {
 // Simulation only, for the failures (see xdsODPerEndpoint).
 func xdsODKeysAddressesOnly() spec.Spec {
 	b1, b3 := runner.AddrOf("b1", 0, scenario.IPv4), runner.AddrOf("b3", 2, scenario.IPv4)
-	e1 := scenario.XDSEndpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}}
-	e2 := scenario.XDSEndpoint{Addr: "b3/ipv4"}
+	e1 := xds.Endpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}}
+	e2 := xds.Endpoint{Addr: "b3/ipv4"}
 	h1, h2 := e1, e2
-	h1.Health, h1.Weight, h2.Health = scenario.HealthHealthy, 3, scenario.HealthHealthy
+	h1.Health, h1.Weight, h2.Health = xds.HealthHealthy, 3, xds.HealthHealthy
 	b := scenario.New("xds-od-keys-addresses-only").
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4 in z1; "+
 			"3 failed RPCs on b1, 6 OK on b3; at 1.5 s both HEALTHY (e1 weight 3); 3 more failed on b1; e1 ejected at 2 s; "+
@@ -209,13 +210,13 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
-		At(0, xdsResources(odCluster(), oneLocality("eds1", e1, e2)))
+		At(0, scenario.ServeXDS(xdsResources(odCluster(), oneLocality("eds1", e1, e2))))
 	odSend(b, 1100*time.Millisecond, "a", 3, session.Cookie(b1), odFail)
 	odSend(b, 1300*time.Millisecond, "h", 6, session.Cookie(b3))
-	b.At(1500*time.Millisecond, xdsResources(odCluster(), oneLocality("eds1", h1, h2)))
+	b.At(1500*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), oneLocality("eds1", h1, h2))))
 	odSend(b, 1600*time.Millisecond, "f", 3, session.Cookie(b1), odFail)
 	odSend(b, 2100*time.Millisecond, "p", 4)
-	b.At(2200*time.Millisecond, xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2)))
+	b.At(2200*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2))))
 	odSend(b, 2500*time.Millisecond, "n", 4)
 	odSend(b, 4500*time.Millisecond, "m", 4)
 	s := b.End(5 * time.Second).MustBuild()
@@ -256,11 +257,11 @@ func servedCounts(g gomega.Gomega, tr *trace.Trace, ids ...string) map[string]in
 // of every outlier spec: failure percentage (threshold 50, enforcement
 // 100, minimum_hosts 2, request_volume 6), interval odInterval,
 // base_ejection_time odBase, max_ejection_percent 50.
-func odCluster() scenario.XDSCluster {
-	return scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin,
-		OutlierDetection: &scenario.XDSOutlierDetection{
+func odCluster() xds.Cluster {
+	return xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin,
+		OutlierDetection: &xds.OutlierDetection{
 			Interval: odInterval, BaseEjectionTime: odBase, MaxEjectionPercent: 50,
-			FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 6},
+			FailurePercentage: &xds.FailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 6},
 		}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -20,18 +21,18 @@ const sectionSSA = "Changes to Stateful Session Affinity"
 var ssaPolicy = []trace.Source{trace.SourcePolicy}
 
 // ssaEndpoint is an EDS endpoint: addr with additional_addresses more.
-func ssaEndpoint(addr scenario.Addr, more ...scenario.Addr) scenario.XDSEndpoint {
-	return scenario.XDSEndpoint{Addr: addr, AdditionalAddrs: more}
+func ssaEndpoint(addr scenario.Addr, more ...scenario.Addr) xds.Endpoint {
+	return xds.Endpoint{Addr: addr, AdditionalAddrs: more}
 }
 
 // ssaResources: eds1 (round_robin) with the endpoint [b1/ipv6, b1/ipv4] in
 // priority 0 and e2 in priority 1.
-func ssaResources(e2 scenario.XDSEndpoint) scenario.XDSResources {
-	prio := func(e scenario.XDSEndpoint) scenario.XDSPriority {
-		return scenario.XDSPriority{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{e}}}}
+func ssaResources(e2 xds.Endpoint) xds.Resources {
+	prio := func(e xds.Endpoint) xds.Priority {
+		return xds.Priority{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{e}}}}
 	}
-	return xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin},
-		scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{
+	return xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin},
+		xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{
 			prio(ssaEndpoint("b1/ipv6", "b1/ipv4")), prio(e2)}})
 }
 
@@ -81,7 +82,7 @@ func xdsSessionAddressLists() spec.Spec {
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
-		At(0, ssaResources(ssaEndpoint("b2/ipv6", "b2/ipv4")))
+		At(0, scenario.ServeXDS(ssaResources(ssaEndpoint("b2/ipv6", "b2/ipv4"))))
 	ssaRPC(b, time.Second, "c1", session.WithoutCookie())
 	ssaRPC(b, 1100*time.Millisecond, "s1", session.Cookie(b2v6, b2v4))
 	ssaRPC(b, 1200*time.Millisecond, "s2", session.Cookie(b2v4, b2v6))
@@ -90,7 +91,7 @@ func xdsSessionAddressLists() spec.Spec {
 	b.At(2200*time.Millisecond, scenario.Clear("b2/ipv6"))
 	ssaRPC(b, 2500*time.Millisecond, "i1", session.Cookie(b2v4, b2v6))
 	b.At(3*time.Second, scenario.Clear("b2/ipv4"))
-	b.At(5*time.Second, ssaResources(ssaEndpoint("b2/ipv4")))
+	b.At(5*time.Second, scenario.ServeXDS(ssaResources(ssaEndpoint("b2/ipv4"))))
 	ssaRPC(b, 5500*time.Millisecond, "s3", session.Cookie(b2v6, b2v4))
 	ssaRPC(b, 5600*time.Millisecond, "o1", session.Cookie(b2v6))
 	s := b.After(scenario.On("rpc-result").WithRPC("o1"), scenario.Finish()).

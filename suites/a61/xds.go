@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -31,8 +32,8 @@ const (
 
 // xdsResources is a state of the world routing every RPC to one cluster, c
 // (spec.XDSResources).
-func xdsResources(c scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
-	return spec.XDSResources(c.Name, []scenario.XDSCluster{c}, las...)
+func xdsResources(c xds.Cluster, las ...xds.LoadAssignment) xds.Resources {
+	return spec.XDSResources(c.Name, []xds.Cluster{c}, las...)
 }
 
 // resolverOutput is the Needs of a check reading what the xDS resolver gave
@@ -54,10 +55,10 @@ func xdsDualStackEndpoint() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
-		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS},
-			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
-				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}}}},
-			}}}})).
+		At(0, scenario.ServeXDS(xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS},
+			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{
+				{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b1/ipv6", AdditionalAddrs: []scenario.Addr{"b1/ipv4"}}}},
+			}}}}))).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).
@@ -107,8 +108,8 @@ func xdsDualstackGuardOn() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
-		At(0, xdsResources(scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin},
-			oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}}))).
+		At(0, scenario.ServeXDS(xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin},
+			oneLocality("eds1", xds.Endpoint{Addr: "b1/ipv4", AdditionalAddrs: []scenario.Addr{"b2/ipv4"}})))).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).
@@ -146,7 +147,7 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
-		At(0, xdsResources(scenario.XDSCluster{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: scenario.XDSRoundRobin}))
+		At(0, scenario.ServeXDS(xdsResources(xds.Cluster{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: xds.RoundRobin})))
 	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -28,7 +29,7 @@ import (
 type addrNACKCase struct {
 	name, describe string
 	// invalid is the form of e1's bad additional address (a
-	// scenario.InvalidAddr… constant); dup, when set instead, is a valid
+	// xds.InvalidAddr… constant); dup, when set instead, is a valid
 	// additional address repeating one the resource already has.
 	invalid string
 	dup     scenario.Addr
@@ -43,13 +44,13 @@ const (
 
 var addrNACKCases = []addrNACKCase{
 	{name: "xds-additional-address-unset", describe: "an additional_addresses entry without an address",
-		invalid: scenario.InvalidAddrUnset, req: reqAddrUnset},
+		invalid: xds.InvalidAddrUnset, req: reqAddrUnset},
 	{name: "xds-additional-address-pipe", describe: "an additional address that is a pipe, not a socket_address",
-		invalid: scenario.InvalidAddrNoSocket, req: reqAddrValidated},
+		invalid: xds.InvalidAddrNoSocket, req: reqAddrValidated},
 	{name: "xds-additional-address-host-name", describe: "an additional address holding a host name, not an IP address",
-		invalid: scenario.InvalidAddrNotIP, req: reqAddrValidated},
+		invalid: xds.InvalidAddrNotIP, req: reqAddrValidated},
 	{name: "xds-additional-address-named-port", describe: "an additional address with a named_port, not a port_value",
-		invalid: scenario.InvalidAddrNoPortValue, req: reqAddrValidated},
+		invalid: xds.InvalidAddrNoPortValue, req: reqAddrValidated},
 	{name: "xds-additional-address-duplicate", describe: "an additional address repeating the endpoint's own (b1/ipv4)",
 		dup: "b1/ipv4", req: reqAddrValidated},
 }
@@ -65,8 +66,8 @@ func xdsAddrNACKSpecs() []spec.Spec {
 
 // badEndpoint is e1 of the case's rejected version: b1/ipv4 with the
 // case's additional address.
-func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
-	e := scenario.XDSEndpoint{Addr: "b1/ipv4"}
+func (c addrNACKCase) badEndpoint() xds.Endpoint {
+	e := xds.Endpoint{Addr: "b1/ipv4"}
 	if c.dup != "" {
 		e.AdditionalAddrs = []scenario.Addr{c.dup}
 	} else {
@@ -80,7 +81,7 @@ func (c addrNACKCase) badEndpoint() scenario.XDSEndpoint {
 // four RPCs at 3 s.
 func xdsAddrNACK(c addrNACKCase) spec.Spec {
 	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
-	cluster := scenario.XDSCluster{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSRoundRobin}
+	cluster := xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin}
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with "+
 			c.describe+"; four RPCs at 3 s").
@@ -88,9 +89,9 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
-		At(0, xdsResources(cluster, oneLocality("eds1", scenario.XDSEndpoint{Addr: "b1/ipv4"}, scenario.XDSEndpoint{Addr: "b2/ipv4"})))
+		At(0, scenario.ServeXDS(xdsResources(cluster, oneLocality("eds1", xds.Endpoint{Addr: "b1/ipv4"}, xds.Endpoint{Addr: "b2/ipv4"}))))
 	spec.SendRPCs(b, time.Second, first)
-	b.At(2*time.Second, xdsResources(cluster, oneLocality("eds1", c.badEndpoint())))
+	b.At(2*time.Second, scenario.ServeXDS(xdsResources(cluster, oneLocality("eds1", c.badEndpoint()))))
 	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).
@@ -146,14 +147,14 @@ func expectEndpointsKept(g gomega.Gomega, tr *trace.Trace) {
 
 // oneLocality is cluster's load assignment: one priority, one locality
 // "z1" holding eps.
-func oneLocality(cluster string, eps ...scenario.XDSEndpoint) scenario.XDSLoadAssignment {
+func oneLocality(cluster string, eps ...xds.Endpoint) xds.LoadAssignment {
 	return localityNamed(cluster, "z1", eps...)
 }
 
 // localityNamed is cluster's load assignment: one priority, one locality
 // of sub_zone zone (weight 1) holding eps.
-func localityNamed(cluster, zone string, eps ...scenario.XDSEndpoint) scenario.XDSLoadAssignment {
-	return scenario.XDSLoadAssignment{Cluster: cluster, Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+func localityNamed(cluster, zone string, eps ...xds.Endpoint) xds.LoadAssignment {
+	return xds.LoadAssignment{Cluster: cluster, Priorities: []xds.Priority{{Localities: []xds.Locality{
 		{Name: zone, Weight: 1, Endpoints: eps},
 	}}}}
 }

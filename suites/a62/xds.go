@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -36,12 +37,12 @@ func xdsPickFirstLocalities() spec.Spec {
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, spec.XDSResources("eds1",
-			[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst}},
-			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
-				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}}},
-				{Name: "z2", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b3/ipv4"}}},
-			}}}}))
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1",
+			[]xds.Cluster{{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.PickFirst}},
+			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{
+				{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}}},
+				{Name: "z2", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b3/ipv4"}}},
+			}}}})))
 	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).
@@ -89,19 +90,19 @@ func xdsPickFirstShuffle() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		Env(scenario.EnvXDSDualstackEndpoints, "true")
-	var xeps []scenario.XDSEndpoint
+	var xeps []xds.Endpoint
 	for _, ep := range eps {
-		xeps = append(xeps, scenario.XDSEndpoint{Addr: ep.Addrs[0], AdditionalAddrs: ep.Addrs[1:]})
+		xeps = append(xeps, xds.Endpoint{Addr: ep.Addrs[0], AdditionalAddrs: ep.Addrs[1:]})
 	}
 	for i := 1; i <= 8; i++ {
 		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
 		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
 	}
-	s := b.At(0, spec.XDSResources("eds1",
-		[]scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS, LBPolicy: scenario.XDSPickFirst, Shuffle: true}},
-		scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
+	s := b.At(0, scenario.ServeXDS(spec.XDSResources("eds1",
+		[]xds.Cluster{{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.PickFirst, Shuffle: true}},
+		xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{
 			{Name: "z1", Weight: 1, Endpoints: xeps},
-		}}}})).
+		}}}}))).
 		After(scenario.On("balancer-state").WithState(tf), scenario.Finish()).
 		End(2 * time.Second).
 		MustBuild()

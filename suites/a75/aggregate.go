@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -28,11 +29,11 @@ func aggregateEDSThenDNS() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate names pick_first: past A62's guard
 		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
-		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
-			aggregate("agg", scenario.XDSPickFirst, "eds1", "dns1"),
-			eds("eds1", scenario.XDSRoundRobin),
-			{Name: "dns1", Type: scenario.ClusterLogicalDNS, DNSHost: "dns1.conform"},
-		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
+		At(0, scenario.ServeXDS(spec.XDSResources("agg", []xds.Cluster{
+			aggregate("agg", xds.PickFirst, "eds1", "dns1"),
+			eds("eds1", xds.RoundRobin),
+			{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "dns1.conform"},
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))))
 	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 3*time.Second, after)
@@ -124,10 +125,10 @@ func aggregateEDSThenDNS() spec.Spec {
 // naming it.
 func aggregateLBPolicyIgnored() spec.Spec {
 	v1, v2 := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
-	res := func(lb string) scenario.XDSResources {
-		return spec.XDSResources("agg", []scenario.XDSCluster{
+	res := func(lb string) xds.Resources {
+		return spec.XDSResources("agg", []xds.Cluster{
 			aggregate("agg", lb, "eds1"),
-			eds("eds1", scenario.XDSRoundRobin),
+			eds("eds1", xds.RoundRobin),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))
 	}
 	b := scenario.New("aggregate-lb-policy-ignored").
@@ -136,9 +137,9 @@ func aggregateLBPolicyIgnored() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, res(scenario.XDSPickFirst))
+		At(0, scenario.ServeXDS(res(xds.PickFirst)))
 	spec.SendRPCs(b, time.Second, v1)
-	b.At(2*time.Second, res(scenario.XDSRingHash))
+	b.At(2*time.Second, scenario.ServeXDS(res(xds.RingHash)))
 	spec.SendRPCs(b, 3*time.Second, v2)
 	s := b.After(scenario.On("rpc-result").WithRPC(v2[len(v2)-1]), scenario.Finish()).
 		End(10 * time.Second).
@@ -187,11 +188,11 @@ func aggregateNestedFlattened() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, spec.XDSResources("agg1", []scenario.XDSCluster{
+		At(0, scenario.ServeXDS(spec.XDSResources("agg1", []xds.Cluster{
 			aggregate("agg1", "", "agg2", "eds3", "eds1"),
 			aggregate("agg2", "", "eds1", "eds2"),
 			eds("eds1", ""), eds("eds2", ""), eds("eds3", ""),
-		}, assignment("eds1", addrs("b1/ipv4")), assignment("eds2", addrs("b2/ipv4")), assignment("eds3", addrs("b3/ipv4"))))
+		}, assignment("eds1", addrs("b1/ipv4")), assignment("eds2", addrs("b2/ipv4")), assignment("eds3", addrs("b3/ipv4")))))
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	b.At(2*time.Second, scenario.Stop("b1"))
 	spec.SendRPCs(b, 3*time.Second, []string{"r2"})
@@ -251,10 +252,10 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
-			aggregate("agg", scenario.XDSRoundRobin, "eds1"),
-			eds("eds1", scenario.XDSPickFirst),
-		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))))
+		At(0, scenario.ServeXDS(spec.XDSResources("agg", []xds.Cluster{
+			aggregate("agg", xds.RoundRobin, "eds1"),
+			eds("eds1", xds.PickFirst),
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))))
 	spec.SendRPCs(b, time.Second, ids)
 	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
 		End(10 * time.Second).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -39,11 +40,11 @@ func aggregateBackwardCompat() spec.Spec {
 		XDS(spec.XDSListener).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate's pick_first, past A62's guard
-		At(0, spec.XDSResources("agg", []scenario.XDSCluster{
-			aggregate("agg", scenario.XDSPickFirst, "eds1", "eds2"),
-			eds("eds1", scenario.XDSRoundRobin),
-			eds("eds2", scenario.XDSRoundRobin),
-		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")), assignment("eds2", addrs("b3/ipv4", "b4/ipv4"))))
+		At(0, scenario.ServeXDS(spec.XDSResources("agg", []xds.Cluster{
+			aggregate("agg", xds.PickFirst, "eds1", "eds2"),
+			eds("eds1", xds.RoundRobin),
+			eds("eds2", xds.RoundRobin),
+		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")), assignment("eds2", addrs("b3/ipv4", "b4/ipv4")))))
 	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 3*time.Second, after)

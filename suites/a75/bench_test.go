@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
@@ -67,10 +68,10 @@ func firstRPCScenario() *scenario.Scenario {
 		Describe("xDS: one EDS cluster of one backend set at 0; r1 (wait_for_ready) at 0").
 		Backend("b1", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{{Name: "eds1", Type: scenario.ClusterEDS}},
-			scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{{Localities: []scenario.XDSLocality{
-				{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{{Addr: "b1/ipv4"}}},
-			}}}})).
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{{Name: "eds1", Type: xds.ClusterEDS}},
+			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{
+				{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b1/ipv4"}}},
+			}}}}))).
 		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 		End(10 * time.Second).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -34,7 +35,7 @@ const sweepTimer = "override host sweep"
 // idleCase is one case of the rule.
 type idleCase struct {
 	name, describe string
-	upstream       *scenario.XDSUpstreamConfig // nil: no upstream_config
+	upstream       *xds.UpstreamConfig // nil: no upstream_config
 	// want is the idle_timeout the client should use (accepted cases);
 	// nack marks a case whose Cluster should be NACKed.
 	want time.Duration
@@ -42,15 +43,15 @@ type idleCase struct {
 	reqs []string // the requirements the case checks
 }
 
-func httpOpts(common bool, d *scenario.XDSDuration) *scenario.XDSUpstreamConfig {
-	return &scenario.XDSUpstreamConfig{HTTPProtocolOptions: &scenario.XDSHTTPProtocolOptions{Common: common, IdleTimeout: d}}
+func httpOpts(common bool, d *xds.Duration) *xds.UpstreamConfig {
+	return &xds.UpstreamConfig{HTTPProtocolOptions: &xds.HTTPProtocolOptions{Common: common, IdleTimeout: d}}
 }
 
 var idleCases = []idleCase{
 	{name: "idle-timeout-no-upstream-config", describe: "no upstream_config",
 		want: defaultIdleTimeout, reqs: []string{"A75-IDLE-TIMEOUT-NO-UPSTREAM-CFG", "A75-IDLE-TIMEOUT-DEFAULT-1H"}},
 	{name: "idle-timeout-not-http-options", describe: "upstream_config holding a google.protobuf.Empty",
-		upstream: &scenario.XDSUpstreamConfig{TypeURL: "type.googleapis.com/google.protobuf.Empty"},
+		upstream: &xds.UpstreamConfig{TypeURL: "type.googleapis.com/google.protobuf.Empty"},
 		nack:     true, reqs: []string{"A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK"}},
 	{name: "idle-timeout-no-common-options", describe: "HttpProtocolOptions without common_http_protocol_options",
 		upstream: httpOpts(false, nil),
@@ -59,25 +60,25 @@ var idleCases = []idleCase{
 		upstream: httpOpts(true, nil),
 		want:     defaultIdleTimeout, reqs: []string{"A75-IDLE-TIMEOUT-UNSET-DEFAULT", "A75-IDLE-TIMEOUT-DEFAULT-1H"}},
 	{name: "idle-timeout-seconds-negative", describe: "idle_timeout seconds -1",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: -1}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: -1}),
 		nack:     true, reqs: []string{"A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK"}},
 	{name: "idle-timeout-seconds-too-large", describe: "idle_timeout seconds 315576000001",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: maxDurationSeconds + 1}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: maxDurationSeconds + 1}),
 		nack:     true, reqs: []string{"A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK"}},
 	{name: "idle-timeout-nanos-negative", describe: "idle_timeout nanos -1",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 30, Nanos: -1}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: 30, Nanos: -1}),
 		nack:     true, reqs: []string{"A75-IDLE-TIMEOUT-NANOS-RANGE-NACK"}},
 	{name: "idle-timeout-nanos-too-large", describe: "idle_timeout nanos 1000000000",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 30, Nanos: 1000000000}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: 30, Nanos: 1000000000}),
 		nack:     true, reqs: []string{"A75-IDLE-TIMEOUT-NANOS-RANGE-NACK"}},
 	{name: "idle-timeout-valid", describe: "idle_timeout 12.5 s",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: 12, Nanos: 500000000}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: 12, Nanos: 500000000}),
 		want:     12500 * time.Millisecond, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED", "A75-IDLE-TIMEOUT-IN-CDS-UPDATE"}},
 	{name: "idle-timeout-zero", describe: "idle_timeout 0 s",
-		upstream: httpOpts(true, &scenario.XDSDuration{}),
+		upstream: httpOpts(true, &xds.Duration{}),
 		want:     0, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED"}},
 	{name: "idle-timeout-largest", describe: "idle_timeout 315576000000.999999999 s, the largest valid",
-		upstream: httpOpts(true, &scenario.XDSDuration{Seconds: maxDurationSeconds, Nanos: 999999999}),
+		upstream: httpOpts(true, &xds.Duration{Seconds: maxDurationSeconds, Nanos: 999999999}),
 		want:     -1, reqs: []string{"A75-IDLE-TIMEOUT-VALID-USED"}},
 }
 
@@ -95,7 +96,7 @@ func idleTimeoutSpecs() []spec.Spec {
 }
 
 // idleCluster is eds1 with lb and upstream.
-func idleCluster(lb string, upstream *scenario.XDSUpstreamConfig) scenario.XDSCluster {
+func idleCluster(lb string, upstream *xds.UpstreamConfig) xds.Cluster {
 	c := eds("eds1", lb)
 	c.UpstreamConfig = upstream
 	return c
@@ -107,7 +108,7 @@ func idleAccepted(c idleCase) spec.Spec {
 		Describe("eds1 (round_robin: b1) with "+c.describe+"; r1 at 1 s").
 		Backend("b1", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4"))))
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4")))))
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	s := b.AfterDelay(scenario.On("rpc-result").WithRPC("r1"), time.Second, scenario.Finish()).
 		End(10 * time.Second).
@@ -152,7 +153,7 @@ func idleAccepted(c idleCase) spec.Spec {
 func idleNACK(c idleCase) spec.Spec {
 	first, second := spec.RPCIDs("r", 4), spec.RPCIDs("s", 4)
 	las := assignment("eds1", addrs("b1/ipv4", "b2/ipv4"))
-	valid := httpOpts(true, &scenario.XDSDuration{Seconds: 45})
+	valid := httpOpts(true, &xds.Duration{Seconds: 45})
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2; idle_timeout 45 s); four RPCs at 1 s; at 2 s eds1 becomes pick_first with "+
 			c.describe+"; four RPCs at 3 s").
@@ -160,9 +161,9 @@ func idleNACK(c idleCase) spec.Spec {
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
-		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSRoundRobin, valid)}, las))
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster(xds.RoundRobin, valid)}, las)))
 	spec.SendRPCs(b, time.Second, first)
-	b.At(2*time.Second, spec.XDSResources("eds1", []scenario.XDSCluster{idleCluster(scenario.XDSPickFirst, c.upstream)}, las))
+	b.At(2*time.Second, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster(xds.PickFirst, c.upstream)}, las)))
 	spec.SendRPCs(b, 3*time.Second, second)
 	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
 		End(10 * time.Second).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -47,10 +48,10 @@ const (
 // deterministically there.
 func odAcrossPriorities() spec.Spec {
 	b2 := concrete("b2", 1, scenario.IPv4)
-	cluster := eds("eds1", scenario.XDSRoundRobin)
-	cluster.OutlierDetection = &scenario.XDSOutlierDetection{
+	cluster := eds("eds1", xds.RoundRobin)
+	cluster.OutlierDetection = &xds.OutlierDetection{
 		Interval: odInterval, BaseEjectionTime: 30 * time.Second, MaxEjectionPercent: 50,
-		FailurePercentage: &scenario.XDSFailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 4},
+		FailurePercentage: &xds.FailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: 4},
 	}
 	failing, sessions, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
 	b := scenario.New("od-across-priorities").
@@ -59,7 +60,7 @@ func odAcrossPriorities() spec.Spec {
 		Backend("b1", scenario.V4Only).
 		Backend("b2", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4"))))
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4")))))
 	spec.SendRPCs(b, time.Second, []string{"w1"})
 	for i, id := range failing {
 		b.At(1100*time.Millisecond+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, scenario.Deadline(500*time.Microsecond)))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -37,10 +38,10 @@ const minSweepGap = 5 * time.Second
 //	       last_used_time (b2's): b2 is let go
 func overrideLastUsedTime() spec.Spec {
 	b2 := concrete("b2", 1, scenario.IPv4)
-	cluster := eds("eds1", scenario.XDSRoundRobin)
-	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(overrideIdle / time.Second)})
-	res := func(prios ...[]scenario.Addr) scenario.XDSResources {
-		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", prios...))
+	cluster := eds("eds1", xds.RoundRobin)
+	cluster.UpstreamConfig = httpOpts(true, &xds.Duration{Seconds: int64(overrideIdle / time.Second)})
+	res := func(prios ...[]scenario.Addr) xds.Resources {
+		return spec.XDSResources("eds1", []xds.Cluster{cluster}, assignment("eds1", prios...))
 	}
 	b := scenario.New("override-last-used-time").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2, b3]; session s on b2 at 1 s; six RPCs n without a "+
@@ -49,10 +50,10 @@ func overrideLastUsedTime() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4")))
+		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1500*time.Millisecond, spec.RPCIDs("n", 6))
-	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
+	b.At(2*time.Second, scenario.ServeXDS(res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4"))))
 	spec.SendRPCs(b, 3*time.Second, []string{"s2"}, session.Cookie(b2))
 	spec.SendRPCs(b, 7*time.Second, []string{"s3"}, session.Cookie(b2))
 	spec.SendRPCs(b, 7100*time.Millisecond, []string{"c1"}, session.WithoutCookie())

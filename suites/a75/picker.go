@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -28,10 +29,10 @@ import (
 func sessionPickerBranches() spec.Spec {
 	b1, b2 := concrete("b1", 0, scenario.IPv4), concrete("b2", 1, scenario.IPv4)
 	b3, b4 := concrete("b3", 2, scenario.IPv4), concrete("b4", 3, scenario.IPv4)
-	la := scenario.XDSLoadAssignment{Cluster: "eds1", Priorities: []scenario.XDSPriority{
-		{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{
-			{Addr: "b1/ipv4"}, {Addr: "b2/ipv4", Health: scenario.HealthDraining}}}}},
-		{Localities: []scenario.XDSLocality{{Name: "z1", Weight: 1, Endpoints: []scenario.XDSEndpoint{
+	la := xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{
+		{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{
+			{Addr: "b1/ipv4"}, {Addr: "b2/ipv4", Health: xds.HealthDraining}}}}},
+		{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{
 			{Addr: "b3/ipv4"}, {Addr: "b4/ipv4"}}}}},
 	}}
 	b := scenario.New("session-picker-branches").
@@ -43,7 +44,7 @@ func sessionPickerBranches() spec.Spec {
 		Backend("b4", scenario.V4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
-		At(0, spec.XDSResources("eds1", []scenario.XDSCluster{eds("eds1", scenario.XDSRoundRobin)}, la))
+		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{eds("eds1", xds.RoundRobin)}, la)))
 	spec.SendRPCs(b, time.Second, []string{"d1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, session.Cookie(b2, b3))
 	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})

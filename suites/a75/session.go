@@ -8,6 +8,7 @@ import (
 
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/session"
 	"github.com/conformlab/conform/suites/spec"
@@ -27,10 +28,10 @@ const sessionIdle = 10 * time.Second
 // are let go once unused for idle_timeout.
 func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	b2, b3 := concrete("b2", 1, scenario.IPv4), concrete("b3", 2, scenario.IPv4)
-	cluster := eds("eds1", scenario.XDSRoundRobin)
-	cluster.UpstreamConfig = httpOpts(true, &scenario.XDSDuration{Seconds: int64(sessionIdle / time.Second)})
-	res := func(p0, p1 []scenario.Addr) scenario.XDSResources {
-		return spec.XDSResources("eds1", []scenario.XDSCluster{cluster}, assignment("eds1", p0, p1))
+	cluster := eds("eds1", xds.RoundRobin)
+	cluster.UpstreamConfig = httpOpts(true, &xds.Duration{Seconds: int64(sessionIdle / time.Second)})
+	res := func(p0, p1 []scenario.Addr) xds.Resources {
+		return spec.XDSResources("eds1", []xds.Cluster{cluster}, assignment("eds1", p0, p1))
 	}
 	b := scenario.New("session-follows-endpoint-across-priorities").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
@@ -39,10 +40,10 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 		Backend("b2", scenario.V4Only).
 		Backend("b3", scenario.V4Only).
 		XDS(spec.XDSListener).
-		At(0, res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))
+		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
-	b.At(2*time.Second, res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4")))
+	b.At(2*time.Second, scenario.ServeXDS(res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4"))))
 	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, session.Cookie(b2))
 	spec.SendRPCs(b, 3100*time.Millisecond, []string{"n2", "n3"})
 	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, session.Cookie(b3))

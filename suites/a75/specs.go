@@ -21,6 +21,7 @@ import (
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -70,26 +71,26 @@ func Specs() []spec.Spec {
 }
 
 // eds is an EDS cluster with the given LB policy ("" is round_robin).
-func eds(name, lb string) scenario.XDSCluster {
-	return scenario.XDSCluster{Name: name, Type: scenario.ClusterEDS, LBPolicy: lb}
+func eds(name, lb string) xds.Cluster {
+	return xds.Cluster{Name: name, Type: xds.ClusterEDS, LBPolicy: lb}
 }
 
 // aggregate is an AGGREGATE cluster over clusters, naming lb (which A75
 // says is ignored).
-func aggregate(name, lb string, clusters ...string) scenario.XDSCluster {
-	return scenario.XDSCluster{Name: name, Type: scenario.ClusterAggregate, LBPolicy: lb, Clusters: clusters}
+func aggregate(name, lb string, clusters ...string) xds.Cluster {
+	return xds.Cluster{Name: name, Type: xds.ClusterAggregate, LBPolicy: lb, Clusters: clusters}
 }
 
 // assignment is cluster's load assignment: one locality "z1" per priority,
 // priority i holding the endpoints of prios[i] (one address each).
-func assignment(cluster string, prios ...[]scenario.Addr) scenario.XDSLoadAssignment {
-	la := scenario.XDSLoadAssignment{Cluster: cluster}
+func assignment(cluster string, prios ...[]scenario.Addr) xds.LoadAssignment {
+	la := xds.LoadAssignment{Cluster: cluster}
 	for _, p := range prios {
-		loc := scenario.XDSLocality{Name: "z1", Weight: 1}
+		loc := xds.Locality{Name: "z1", Weight: 1}
 		for _, a := range p {
-			loc.Endpoints = append(loc.Endpoints, scenario.XDSEndpoint{Addr: a})
+			loc.Endpoints = append(loc.Endpoints, xds.Endpoint{Addr: a})
 		}
-		la.Priorities = append(la.Priorities, scenario.XDSPriority{Localities: []scenario.XDSLocality{loc}})
+		la.Priorities = append(la.Priorities, xds.Priority{Localities: []xds.Locality{loc}})
 	}
 	return la
 }

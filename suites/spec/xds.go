@@ -3,7 +3,7 @@ package spec
 import (
 	"slices"
 
-	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -20,10 +20,10 @@ const (
 
 // XDSResources is a state of the world whose listener (XDSListener) routes
 // every RPC to cluster root, with clusters and their load assignments.
-func XDSResources(root string, clusters []scenario.XDSCluster, las ...scenario.XDSLoadAssignment) scenario.XDSResources {
-	return scenario.XDSResources{
-		Listeners:    []scenario.XDSListener{{Name: XDSListener, RouteConfig: XDSRouteConfig}},
-		RouteConfigs: []scenario.XDSRouteConfig{{Name: XDSRouteConfig, Cluster: root}},
+func XDSResources(root string, clusters []xds.Cluster, las ...xds.LoadAssignment) xds.Resources {
+	return xds.Resources{
+		Listeners:    []xds.Listener{{Name: XDSListener, RouteConfig: XDSRouteConfig}},
+		RouteConfigs: []xds.RouteConfig{{Name: XDSRouteConfig, Cluster: root}},
 		Clusters:     clusters,
 		Endpoints:    las,
 	}
