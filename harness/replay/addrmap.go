@@ -91,9 +91,9 @@ func (am *addrMapper) add(i int, a string, fam scenario.Family) {
 	b := &am.backends[i]
 	switch {
 	case b.Stack == "" && fam == scenario.IPv4:
-		b.Stack = scenario.V4Only
+		b.Stack = scenario.IPv4Only
 	case b.Stack == "":
-		b.Stack = scenario.V6Only
+		b.Stack = scenario.IPv6Only
 	default:
 		b.Stack = scenario.Dual
 	}

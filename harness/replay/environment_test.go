@@ -179,7 +179,7 @@ func TestEnvironment_DropResetHealthy(t *testing.T) {
 	w.StartRPC("r1", sim.RPCOptions{})
 	w.Advance(10 * time.Second)
 	s := checkReplay(t, w.Events(), "+0.0ms b1/ipv6 drop", "+0.0ms b2/ipv4 reset")
-	if len(s.Backends) != 2 || s.Backends[0] != (scenario.Backend{Name: "b1", Stack: scenario.Dual}) || s.Backends[1].Stack != scenario.V4Only {
+	if len(s.Backends) != 2 || s.Backends[0] != (scenario.Backend{Name: "b1", Stack: scenario.Dual}) || s.Backends[1].Stack != scenario.IPv4Only {
 		t.Errorf("backends %v, want b1 dual and b2 ipv4", s.Backends)
 	}
 	for _, line := range []string{"b1/ipv4 = " + v4a, "b1/ipv6 = " + v6a, "b2/ipv4 = " + v4b} {

@@ -27,7 +27,7 @@ func twoPriorities(names ...string) string {
 func configChange() *scenario.Scenario {
 	eps := scenario.Resolve(scenario.EP("b1/ipv4").With("path", "p0"), scenario.EP("b2/ipv4").With("path", "p1"))
 	return scenario.New("config-change").
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("priority_experimental", twoPriorities("p0", "p1")).
 		At(0, eps).
 		At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
@@ -100,7 +100,7 @@ func TestLab_ConfigStep(t *testing.T) {
 // TestSim_ConfigStepCannotChangePolicy verifies the simulator refuses,
 // naming both, a config step that names another policy.
 func TestSim_ConfigStepCannotChangePolicy(t *testing.T) {
-	s := scenario.New("policy-change").Backend("b1", scenario.V4Only).
+	s := scenario.New("policy-change").Backend("b1", scenario.IPv4Only).
 		LB("pick_first", `{}`).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(time.Millisecond, scenario.Config("round_robin", `{}`)).

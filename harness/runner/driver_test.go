@@ -543,7 +543,7 @@ cat >/dev/null`)}
 func TestRunLab_GRPCJS_XDS_LogicalDNS(t *testing.T) {
 	requireLab(t)
 	s := scenario.New("xds-logical-dns").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		XDS("svc.conform").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(0, scenario.ServeXDS(xds.Resources{
@@ -616,7 +616,7 @@ cat >/dev/null`)}
 // naming the variable.
 func TestRunLab_ReferenceRefusesEnvItCannotHonour(t *testing.T) {
 	s := scenario.New("env-reference").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		Env(scenario.EnvXDSDualstackEndpoints, "false").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		End(time.Second).

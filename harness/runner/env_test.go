@@ -19,8 +19,8 @@ func backwardCompat(env map[string]string) *scenario.Scenario {
 	res := aggregateResources(false)
 	res.Clusters[0].LBPolicy = xds.PickFirst
 	b := scenario.New("xds-backward-compat").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS("svc.conform").
 		At(0, scenario.ServeXDS(res)).
 		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).

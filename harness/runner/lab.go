@@ -248,7 +248,7 @@ func (lr *labRun) startDNS() error {
 }
 
 var labFamilies = map[scenario.Stack]netlab.Families{
-	scenario.Dual: netlab.Dual, scenario.V4Only: netlab.IPv4Only, scenario.V6Only: netlab.IPv6Only,
+	scenario.Dual: netlab.Dual, scenario.IPv4Only: netlab.IPv4Only, scenario.IPv6Only: netlab.IPv6Only,
 }
 
 // labBackends are the lab's backend configs for s's backends.

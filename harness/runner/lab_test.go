@@ -78,7 +78,7 @@ func TestLab_SeededLikeTheSimulator(t *testing.T) {
 	b := scenario.New("shuffle-seeded").LB("pick_first", `{"shuffleAddressList": true}`)
 	var eps []scenario.Endpoint
 	for _, n := range []string{"b1", "b2", "b3", "b4", "b5", "b6"} {
-		b = b.Backend(n, scenario.V4Only).At(0, scenario.Fault(scenario.Addr(n+"/ipv4"), scenario.Reset))
+		b = b.Backend(n, scenario.IPv4Only).At(0, scenario.Fault(scenario.Addr(n+"/ipv4"), scenario.Reset))
 		eps = append(eps, scenario.EP(scenario.Addr(n+"/ipv4")))
 	}
 	s := b.At(0, scenario.Resolve(eps...)).End(200 * time.Millisecond).MustBuild()

@@ -109,7 +109,7 @@ func TestSubstitute_ChannelStateStandsInForThePolicy(t *testing.T) {
 // conform's stand-in for the stateful-session filter needs a driver that
 // understands it.
 func TestNeeds_SessionMetadata(t *testing.T) {
-	s := scenario.New("session").Backend("b1", scenario.V4Only).
+	s := scenario.New("session").Backend("b1", scenario.IPv4Only).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(0, scenario.RPC("r1", scenario.Metadata("x-conform-session", "abc"))).
 		End(time.Second).MustBuild()

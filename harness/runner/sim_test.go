@@ -80,7 +80,7 @@ func TestSim_SameSeedSameBytes(t *testing.T) {
 // and that a WaitFor not met in time fails the run naming the step.
 func TestSim_AfterDelayAndUnmetWait(t *testing.T) {
 	s := scenario.New("after-delay").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		LB("pick_first", `{}`).
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
@@ -123,7 +123,7 @@ func dump(evs []trace.Event) string {
 func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 	build := func(key string) *scenario.Scenario {
 		return scenario.New("priority-paths").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 			LB("priority_experimental", `{"children":{
 				"p0":{"config":[{"pick_first":{}}]},
 				"p1":{"config":[{"pick_first":{}}]}},"priorities":["p0","p1"]}`).
@@ -153,7 +153,7 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 // SERVING brings it back.
 func TestSim_HealthStep(t *testing.T) {
 	s := scenario.New("health-step").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		LB("round_robin", `{}`).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).

@@ -48,8 +48,8 @@ func aggregateResources(badIdle bool) xds.Resources {
 // cluster (r3 on b2).
 func xdsAggregateFailover() *scenario.Scenario {
 	return scenario.New("xds-aggregate-failover").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS("svc.conform").
 		At(0, scenario.ServeXDS(aggregateResources(false))).
 		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
@@ -191,8 +191,8 @@ func xdsLogicalDNS() *scenario.Scenario {
 		Clusters:     []xds.Cluster{{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "svc.conform"}},
 	}
 	return scenario.New("xds-logical-dns").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS("svc.conform").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(0, scenario.ServeXDS(res)).

@@ -49,17 +49,17 @@ type Stack string
 
 // The stacks a backend can have.
 const (
-	V4Only Stack = "ipv4"
-	V6Only Stack = "ipv6"
-	Dual   Stack = "dual"
+	IPv4Only Stack = "ipv4"
+	IPv6Only Stack = "ipv6"
+	Dual     Stack = "dual"
 )
 
 // Families lists the families of s, IPv4 first; nil for an unknown stack.
 func (s Stack) Families() []Family {
 	switch s {
-	case V4Only:
+	case IPv4Only:
 		return []Family{IPv4}
-	case V6Only:
+	case IPv6Only:
 		return []Family{IPv6}
 	case Dual:
 		return []Family{IPv4, IPv6}

@@ -77,7 +77,7 @@ func TestEnvList_SortedNameValue(t *testing.T) {
 
 // TestBuilder_RejectsInvalidScenario verifies Build runs Validate.
 func TestBuilder_RejectsInvalidScenario(t *testing.T) {
-	_, err := New("x").Backend("b1", V4Only).At(0, Fault("b1/ipv6", Drop)).End(time.Second).Build()
+	_, err := New("x").Backend("b1", IPv4Only).At(0, Fault("b1/ipv6", Drop)).End(time.Second).Build()
 	var e *Error
 	if !errors.As(err, &e) || e.Field != "steps[0].fault.addr" {
 		t.Fatalf("Build() error = %v, want an *Error on steps[0].fault.addr", err)
@@ -222,7 +222,7 @@ func TestValidate_Problems(t *testing.T) {
 	}{
 		{"empty name", New("").Backend("b1", Dual).End(time.Second), "name"},
 		{"bad name", New("a b").End(time.Second), "name"},
-		{"duplicate backend", base().Backend("b1", V4Only).End(time.Second), "backends[1].name"},
+		{"duplicate backend", base().Backend("b1", IPv4Only).End(time.Second), "backends[1].name"},
 		{"unknown stack", base().Backend("b2", "ipv5").End(time.Second), "backends[1].stack"},
 		{"no end", base(), "end"},
 		{"unknown target", base().Target("xdss").End(time.Second), "client.target"},
@@ -270,7 +270,7 @@ func TestValidate_Problems(t *testing.T) {
 // TestConcreteEndpoints_DerivesFromBackendIndex verifies symbolic addresses
 // become concrete ones through the runner's AddrFunc and the backend index.
 func TestConcreteEndpoints_DerivesFromBackendIndex(t *testing.T) {
-	s := New("c").Backend("b1", Dual).Backend("b2", V6Only).End(time.Second).MustBuild()
+	s := New("c").Backend("b1", Dual).Backend("b2", IPv6Only).End(time.Second).MustBuild()
 	addrOf := func(b string, i int, fam Family) string {
 		if fam == IPv6 {
 			return fmt.Sprintf("[fd00::%d]:50051", i+1)

@@ -69,7 +69,7 @@ func fullXDSScenario() *scenario.Scenario {
 	return &scenario.Scenario{
 		Name:        "full-xds",
 		Description: "every field: quote \" tab \t <html> & ünïcode",
-		Backends:    []scenario.Backend{{Name: "b1", Stack: scenario.Dual}, {Name: "b2", Stack: scenario.V4Only}, {Name: "b3", Stack: scenario.V6Only}},
+		Backends:    []scenario.Backend{{Name: "b1", Stack: scenario.Dual}, {Name: "b2", Stack: scenario.IPv4Only}, {Name: "b3", Stack: scenario.IPv6Only}},
 		Client:      scenario.Client{Target: scenario.TargetXDS, Listener: "xdstp://conform/envoy.config.listener.v3.Listener/svc", Env: every},
 		Steps: []scenario.Step{
 			{At: 0, Action: scenario.ServeXDS(fullXDSResources())},
@@ -140,7 +140,7 @@ func fullManualScenario() *scenario.Scenario {
 // fullDNSScenario: the dns target with a whole service config.
 func fullDNSScenario() *scenario.Scenario {
 	return scenario.New("full-dns").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		Target(scenario.TargetDNS).
 		ServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`).
 		At(0, scenario.Resolve()).

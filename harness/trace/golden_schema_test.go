@@ -383,7 +383,7 @@ func TestSchema_ScenarioEnumsMatchModel(t *testing.T) {
 	}{
 		{"/$defs/header/properties/mode/enum", strs([]Mode{ModeSim, ModeLab})},
 		{"/$defs/event/properties/xds/enum", []string{XDSSubscribe, XDSACK, XDSNACK}},
-		{"/$defs/scenario/properties/backends/items/properties/stack/enum", strs([]scenario.Stack{scenario.V4Only, scenario.V6Only, scenario.Dual})},
+		{"/$defs/scenario/properties/backends/items/properties/stack/enum", strs([]scenario.Stack{scenario.IPv4Only, scenario.IPv6Only, scenario.Dual})},
 		{"/$defs/scenario/properties/client/properties/target/enum", []string{scenario.TargetManual, scenario.TargetDNS, scenario.TargetXDS}},
 		{"/$defs/step/properties/fault/properties/type/enum", strs([]scenario.FaultType{scenario.Drop, scenario.Reset, scenario.Stall, scenario.Down})},
 		{"/$defs/step/properties/health/properties/status/enum", []string{scenario.Serving, scenario.NotServing}},

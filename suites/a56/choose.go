@@ -22,7 +22,7 @@ func emptyPriorities() spec.Spec {
 		Doc: requirement.A56, Section: sectionAlgorithm,
 		Scenario: scenario.New("empty-priorities").
 			Describe("priorities [] and no children; b1 resolved; r1 (no wait for ready) at 1 ms").
-			Backend("b1", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("")).
 			At(0, scenario.Resolve(at("b1/ipv4", "p0"))).
 			At(time.Millisecond, scenario.RPC("r1")).
@@ -60,7 +60,7 @@ func tfFailoverAtOnce() spec.Spec {
 		Doc: requirement.A56, Section: sectionAlgorithm,
 		Scenario: scenario.New("tf-failover-at-once").
 			Describe("p0 on b1 and p1 on b2 refuse, p2 on b3 serves; r1 (wait for ready) at 1 ms").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", pickFirst("p0"), pickFirst("p1"), pickFirst("p2"))).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).

@@ -21,7 +21,7 @@ func prioritiesListOrder() spec.Spec {
 		Doc: requirement.A56, Section: sectionConfig,
 		Scenario: scenario.New("priorities-list-order").
 			Describe("priorities [pz, pa, pm] on b1, b2, b3, all healthy: pz (listed first, named last) serves, pa and pm are never created").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", pickFirst("pz"), pickFirst("pa"), pickFirst("pm"))).
 			At(0, scenario.Resolve(at("b1/ipv4", "pz"), at("b2/ipv4", "pa"), at("b3/ipv4", "pm"))).
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
@@ -63,7 +63,7 @@ func ignoreReresolution() spec.Spec {
 		Doc: requirement.A56, Section: sectionConfig,
 		Scenario: scenario.New("ignore-reresolution-requests").
 			Describe("p0 (ignore_reresolution_requests) on b1 and p1 on b2 refuse, p2 on b3 serves; run until b2 has refused 3 times").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", p0, pickFirst("p1"), pickFirst("p2"))).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -109,7 +109,7 @@ func nestedPaths() spec.Spec {
 	const n = 20
 	b := scenario.New("nested-paths").
 		Describe("p0 is a weighted_target over l1 (b1, path p0/l1) and l2 (b2, path p0/l2); p1 on b3; 20 RPCs").
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 		LB("priority_experimental", priorityConfig("", weightedTarget("p0", "l1", "l2"), pickFirst("p1"))).
 		At(0, scenario.Resolve(at("b1/ipv4", "p0/l1"), at("b2/ipv4", "p0/l2"), at("b3/ipv4", "p1")))
 	for i := 1; i <= n; i++ {
@@ -153,7 +153,7 @@ func addressUpdateForwarded() spec.Spec {
 		Doc: requirement.A56, Section: sectionUpdates,
 		Scenario: scenario.New("update-forwarded").
 			Describe("p0 on b1, p1 on b2; at 50 ms the same update again, at 100 ms p0's endpoint becomes b3").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", pickFirst("p0"), pickFirst("p1"))).
 			At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).

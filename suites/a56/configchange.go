@@ -63,7 +63,7 @@ func configNameIsIdentity() spec.Spec {
 		Doc: requirement.A56, Section: sectionConfig,
 		Scenario: scenario.New("config-name-is-identity").
 			Describe("p0 on b1 refuses, p1 on b2 serves r1; at 200 ms the config lists [p1, p0]: the same p1 serves r2 on its connection").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", kids...)).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).
@@ -105,7 +105,7 @@ func removedThenReadded(name, revision string) *scenario.Scenario {
 	p0, p1 := pickFirst("p0"), pickFirst("p1")
 	return scenario.New(name).
 		Describe("p0 on b1 serves r1; 200 ms: config [p1], r2 to b2; 400 ms: config [p1, p0], r3 to b2; 600 ms: config [p0, p1], r4 to b1").
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("priority_experimental", priorityConfig(revision, p0, p1)).
 		At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).
 		At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).

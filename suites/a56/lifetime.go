@@ -22,7 +22,7 @@ const backoffSlack = 450 * time.Millisecond
 // after its backoff; 10 ms after p1 is deactivated, r2 goes to p0.
 func primaryBack(name, desc string) *scenario.Builder {
 	return scenario.New(name).Describe(desc).
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("priority_experimental", priorityConfig("", pickFirst("p0"), pickFirst("p1"))).
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).

@@ -20,7 +20,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 		Labels: []string{spec.LabelSlow},
 		Scenario: scenario.New("failover-timer-dropped-primary").
 			Describe("p0 on b1 drops SYNs, p1 on b2 is healthy; r1 (wait for ready) at 1 ms").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", pickFirst("p0"), pickFirst("p1"))).
 			At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
 			At(0, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).
@@ -81,7 +81,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 func repeatedConnecting(name, revision string) *scenario.Scenario {
 	return scenario.New(name).
 		Describe("p0 = weighted_target{l1: pick_first on b1}, p1 on b2; b1 lost at 100 ms then dropping; r1 at 200 ms; the same resolver update at 5.2 s").
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("priority_experimental", priorityConfig(revision, weightedTarget("p0", "l1"), pickFirst("p1"))).
 		At(0, scenario.Resolve(at("b1/ipv4", "p0/l1"), at("b2/ipv4", "p1"))).
 		At(time.Millisecond, scenario.RPC("r0", scenario.WaitForReady())).
@@ -168,7 +168,7 @@ func repeatedConnectingLatest() spec.Spec {
 func timerFires(name, revision string) *scenario.Scenario {
 	return scenario.New(name).
 		Describe("p0 on b1 drops SYNs, p1 on b2 refuses; r1 (no wait for ready, 2 s deadline) at 11 s").
-		Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("priority_experimental", priorityConfig(revision, pickFirst("p0"), pickFirst("p1"))).
 		At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
 		At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -269,7 +269,7 @@ func connectingAfterTF() spec.Spec {
 		Doc: requirement.A56, Section: sectionTracking,
 		Scenario: scenario.New("connecting-after-tf").
 			Describe("p0 = round_robin on b1 (refuses), p1 on b2; at 300 ms p0 also gets b3 (drops SYNs) and reports CONNECTING; r2 at 400 ms").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("priority_experimental", priorityConfig("", roundRobin("p0"), pickFirst("p1"))).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b3/ipv4", scenario.Drop)).

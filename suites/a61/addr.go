@@ -29,7 +29,7 @@ func addrInterleave() spec.Spec {
 		Doc: requirement.A61, Section: sectionAddr,
 		Scenario: scenario.New("addr-interleave").
 			Describe("the client gets [b1/ipv4, b2/ipv4, b3/ipv4], [b1/ipv6, b2/ipv6]; all refuse but b3/ipv4").
-			Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).Backend("b3", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -115,8 +115,8 @@ func addrShuffle() spec.Spec {
 		Doc: requirement.A61, Section: sectionAddr,
 		Scenario: scenario.New("addr-shuffle").
 			Describe("shuffleAddressList; the client gets [b1/ipv4, b2/ipv4], [b3/ipv6, b3/ipv4], [b4/ipv6]; all refuse").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
-			Backend("b3", scenario.Dual).Backend("b4", scenario.V6Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
+			Backend("b3", scenario.Dual).Backend("b4", scenario.IPv6Only).
 			LB("pick_first", `{"shuffleAddressList":true}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).

@@ -25,7 +25,7 @@ func heThreeDropped() spec.Spec {
 		Doc: requirement.A61, Section: sectionHE,
 		Scenario: scenario.New("he-three-dropped").
 			Describe("b1, b2 and b3 drop SYNs; the client gets [b1, b2, b3] (IPv4); nothing answers for 1.2 s").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
@@ -211,7 +211,7 @@ func heTurnTFSkips() spec.Spec {
 		Doc: requirement.A61, Section: sectionHE,
 		Scenario: scenario.New("he-turn-tf-skips").
 			Describe("b1 refuses; the client gets [b1], then at 300 ms (b1 in backoff) [b1, b2]").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
@@ -247,8 +247,8 @@ func heTurnIdle() spec.Spec {
 		Doc: requirement.A61, Section: sectionHE,
 		Scenario: scenario.New("he-turn-idle").
 			Describe("b1 refuses; the client gets [b1]; at 700 ms (b1 in backoff until 0.8-1.2 s) b1 is healed and the client gets [b2, b3, b4, b1], whose others drop SYNs").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
-			Backend("b3", scenario.V4Only).Backend("b4", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
+			Backend("b3", scenario.IPv4Only).Backend("b4", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
@@ -328,7 +328,7 @@ func heNewList() spec.Spec {
 		Doc: requirement.A61, Section: sectionHE,
 		Scenario: scenario.New("he-new-list").
 			Describe("b1 and b2 drop SYNs; the client gets [b1, b2], then at 400 ms [b2, b1, b3]").
-			Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Drop)).

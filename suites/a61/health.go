@@ -28,7 +28,7 @@ func healthUnhealthyIsTF() spec.Spec {
 		Modes: []trace.Mode{spec.Sim},
 		Scenario: scenario.New("health-unhealthy-is-tf").
 			Describe("round_robin; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms to 300 ms; r1 at 150 ms, r2 at 350 ms").
-			Backend("b1", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
 			LB("round_robin", `{}`).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).
@@ -85,7 +85,7 @@ func healthPickFirstAlone() spec.Spec {
 		Modes: []trace.Mode{spec.Sim},
 		Scenario: scenario.New("health-pick-first-alone").
 			Describe("pick_first; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms; r1 at 150 ms").
-			Backend("b1", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).

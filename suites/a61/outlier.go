@@ -56,9 +56,9 @@ func xdsODPerEndpoint() spec.Spec {
 		Describe("eds1 (round_robin, outlier_detection failure_percentage 50%, request_volume 6, minimum_hosts 2, interval 2 s): "+
 			"e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; 3 failed RPCs on b1, 1 OK and 3 failed on b2, 6 OK on b3; "+
 			"RPCs without a session at 2.5 s and 4.5 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.ServeXDS(xdsResources(odCluster(), la)))
@@ -138,9 +138,9 @@ func xdsODEjectAllAddresses() spec.Spec {
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; "+
 			"6 failed RPCs on b1, 6 OK on b3; e1 ejected at 2 s; b1 down at 2.1 s, so e1 reconnects over b2; "+
 			"RPCs without a session at 2.5 s and 4.5 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.ServeXDS(xdsResources(odCluster(), la)))
@@ -205,9 +205,9 @@ func xdsODKeysAddressesOnly() spec.Spec {
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4 in z1; "+
 			"3 failed RPCs on b1, 6 OK on b3; at 1.5 s both HEALTHY (e1 weight 3); 3 more failed on b1; e1 ejected at 2 s; "+
 			"at 2.2 s both move to z2, health unset; RPCs without a session at 2.1 s, 2.5 s and 4.5 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.ServeXDS(xdsResources(odCluster(), oneLocality("eds1", e1, e2))))

@@ -98,7 +98,7 @@ func rrErrorDetail() spec.Spec {
 		Doc: requirement.A61, Section: sectionLeaf,
 		Scenario: scenario.New("rr-error-detail").
 			Describe("round_robin; the client gets [b1/ipv6, b1/ipv4], [b2/ipv4]; all refuse; r1 at 100 ms").
-			Backend("b1", scenario.Dual).Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.Dual).Backend("b2", scenario.IPv4Only).
 			LB("round_robin", `{}`).
 			At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).

@@ -103,8 +103,8 @@ func xdsDualstackGuardOn() spec.Spec {
 	s := scenario.New("xds-dualstack-guard-on").
 		Describe("GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS=true; xDS cluster eds1 (round_robin): one endpoint b1/ipv4 with "+
 			"additional_addresses [b2/ipv4]; b1 refuses; r1 at 0").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
@@ -143,8 +143,8 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("xds-logical-dns-one-endpoint").
 		Describe("xDS LOGICAL_DNS cluster dns1 (round_robin) whose name resolves to b1 and b2; four RPCs at 1 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(0, scenario.ServeXDS(xdsResources(xds.Cluster{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: xds.RoundRobin})))

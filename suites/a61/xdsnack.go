@@ -85,8 +85,8 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2); four RPCs at 1 s; at 2 s eds1's endpoints become b1 alone with "+
 			c.describe+"; four RPCs at 3 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvXDSDualstackEndpoints, "true").
 		At(0, scenario.ServeXDS(xdsResources(cluster, oneLocality("eds1", xds.Endpoint{Addr: "b1/ipv4"}, xds.Endpoint{Addr: "b2/ipv4"}))))

@@ -20,8 +20,8 @@ func connectionLostIdle() spec.Spec {
 		Doc: requirement.A62, Section: sectionBackground,
 		Scenario: scenario.New("connection-lost-idle").
 			Describe("READY on b1 of [b1, b2]; b1's address is down from 100 ms to 200 ms; an RPC at 2 s").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 			At(100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down)).
@@ -44,7 +44,7 @@ func connectionLostBackendStopped() spec.Spec {
 		Doc: requirement.A62, Section: sectionBackground,
 		Scenario: scenario.New("connection-lost-backend-stopped").
 			Describe("READY on b1; b1 is stopped at 100 ms and started at 200 ms; a wait_for_ready RPC at 1.5 s").
-			Backend("b1", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 			At(100*time.Millisecond, scenario.Stop("b1")).

@@ -20,7 +20,7 @@ import (
 func refusingPass(name, describe, config string, backends int, eps ...scenario.Endpoint) *scenario.Scenario {
 	b := scenario.New(name).Describe(describe).LB("pick_first", config)
 	for i := 1; i <= backends; i++ {
-		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
+		b.Backend(fmt.Sprintf("b%d", i), scenario.IPv4Only)
 		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
 	}
 	return b.At(0, scenario.Resolve(eps...)).
@@ -222,7 +222,7 @@ func shuffleOnUpdateOnly() spec.Spec {
 		}
 	}
 	for i := 1; i <= len(eps); i++ {
-		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
+		b.Backend(fmt.Sprintf("b%d", i), scenario.IPv4Only)
 	}
 	for _, p := range shufflePasses {
 		all(p.down, func(a scenario.Addr) scenario.Action { return scenario.Fault(a, scenario.Down) })

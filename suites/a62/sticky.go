@@ -34,7 +34,7 @@ func tfPicksFailFast() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyTF,
 		Scenario: scenario.New("tf-picks-fail-fast").
 			Describe("b1 refuses until 1.5 s; in TRANSIENT_FAILURE: r1 plain, r2 wait_for_ready, r3 plain at 1.4 s").
-			Backend("b1", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
@@ -85,8 +85,8 @@ func stickyTFPriority() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyTF,
 		Scenario: scenario.New("sticky-tf-priority").
 			Describe("priority [p0: pick_first on b1, p1: pick_first on b2]; b1 refuses until 1.5 s; RPCs at 1.4 s and after p0 is READY").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
 			LB("priority_experimental", `{"children":{`+
 				`"p0":{"config":[{"pick_first":{}}]},`+
 				`"p1":{"config":[{"pick_first":{}}]}},`+
@@ -141,8 +141,8 @@ func stickyTFUntilReady() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyDflt,
 		Scenario: scenario.New("sticky-tf-until-ready").
 			Describe("b1 and b2 refuse; b2 recovers at 1.5 s; no RPCs").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -195,8 +195,8 @@ func stickyTFReresolveEveryRound() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyDflt,
 		Scenario: scenario.New("sticky-tf-reresolve-every-round").
 			Describe("b1 and b2 refuse for 3.6 s: three rounds of failures").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -249,9 +249,9 @@ func stickyTFNewList() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyDflt,
 		Scenario: scenario.New("sticky-tf-new-list").
 			Describe("b1 and b2 refuse; at 300 ms, in TRANSIENT_FAILURE with both in backoff, the list becomes [b2, b3]").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
-			Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
+			Backend("b3", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).
@@ -293,9 +293,9 @@ func stickyTFNewListAllFail() spec.Spec {
 		Doc: requirement.A62, Section: sectionStickyDflt,
 		Scenario: scenario.New("sticky-tf-new-list-all-fail").
 			Describe("b1 and b2 refuse; at 300 ms, in TRANSIENT_FAILURE, the list becomes [b2, b3]; b3 refuses until 700 ms").
-			Backend("b1", scenario.V4Only).
-			Backend("b2", scenario.V4Only).
-			Backend("b3", scenario.V4Only).
+			Backend("b1", scenario.IPv4Only).
+			Backend("b2", scenario.IPv4Only).
+			Backend("b3", scenario.IPv4Only).
 			LB("pick_first", `{}`).
 			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 			At(0, scenario.Fault("b2/ipv4", scenario.Reset)).

@@ -32,9 +32,9 @@ func xdsPickFirstLocalities() spec.Spec {
 	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("xds-pick-first-localities").
 		Describe("xDS cluster eds1 with PickFirst (no shuffle): one priority, localities z1 = [b1, b2], z2 = [b3]; four RPCs at 1 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1",
@@ -95,7 +95,7 @@ func xdsPickFirstShuffle() spec.Spec {
 		xeps = append(xeps, xds.Endpoint{Addr: ep.Addrs[0], AdditionalAddrs: ep.Addrs[1:]})
 	}
 	for i := 1; i <= 8; i++ {
-		b.Backend(fmt.Sprintf("b%d", i), scenario.V4Only)
+		b.Backend(fmt.Sprintf("b%d", i), scenario.IPv4Only)
 		b.At(0, scenario.Fault(scenario.Addr(fmt.Sprintf("b%d/ipv4", i)), scenario.Reset))
 	}
 	s := b.At(0, scenario.ServeXDS(spec.XDSResources("eds1",

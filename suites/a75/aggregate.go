@@ -23,9 +23,9 @@ func aggregateEDSThenDNS() spec.Spec {
 	b := scenario.New("aggregate-eds-then-dns").
 		Describe("aggregate (naming pick_first) over eds1 (round_robin: b1, b2) and dns1 (LOGICAL_DNS: b3); "+
 			"four RPCs at 1 s; b1 and b2 stop at 2 s; two RPCs at 3 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate names pick_first: past A62's guard
 		At(0, scenario.Resolve(scenario.EP("b3/ipv4"))).
@@ -133,8 +133,8 @@ func aggregateLBPolicyIgnored() spec.Spec {
 	}
 	b := scenario.New("aggregate-lb-policy-ignored").
 		Describe("aggregate over eds1 (round_robin: b1, b2); the aggregate names pick_first, then ring_hash at 2 s; four RPCs after each").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(res(xds.PickFirst)))
@@ -184,9 +184,9 @@ func aggregateNestedFlattened() spec.Spec {
 	b := scenario.New("aggregate-nested-flattened").
 		Describe("agg1 = [agg2, eds3, eds1], agg2 = [eds1, eds2]; eds1: b1, eds2: b2, eds3: b3; "+
 			"r1 at 1 s; b1 stops at 2 s, r2 at 3 s; b2 stops at 4 s, r3 at 5 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(spec.XDSResources("agg1", []xds.Cluster{
 			aggregate("agg1", "", "agg2", "eds3", "eds1"),
@@ -248,8 +248,8 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 	ids := spec.RPCIDs("r", 4)
 	b := scenario.New("aggregate-underlying-pick-first").
 		Describe("aggregate (naming round_robin) over eds1 (pick_first: b1, b2); four RPCs at 1 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(spec.XDSResources("agg", []xds.Cluster{

@@ -33,10 +33,10 @@ func aggregateBackwardCompat() spec.Spec {
 	b := scenario.New("aggregate-backward-compat").
 		Describe("GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT=true; aggregate (pick_first) over eds1 (round_robin: b1, b2) "+
 			"and eds2 (round_robin: b3, b4); four RPCs at 1 s; b1 and b2 stop at 2 s; four RPCs at 3 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
-		Backend("b4", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
+		Backend("b4", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvAggregateClusterBackwardCompat, "true").
 		Env(scenario.EnvPickFirstLBConfig, "true"). // the aggregate's pick_first, past A62's guard

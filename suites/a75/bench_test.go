@@ -66,7 +66,7 @@ func BenchmarkXDSFirstRPCLab(b *testing.B) {
 func firstRPCScenario() *scenario.Scenario {
 	return scenario.New("xds-first-rpc").
 		Describe("xDS: one EDS cluster of one backend set at 0; r1 (wait_for_ready) at 0").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{{Name: "eds1", Type: xds.ClusterEDS}},
 			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{

@@ -106,7 +106,7 @@ func idleCluster(lb string, upstream *xds.UpstreamConfig) xds.Cluster {
 func idleAccepted(c idleCase) spec.Spec {
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1) with "+c.describe+"; r1 at 1 s").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster("", c.upstream)}, assignment("eds1", addrs("b1/ipv4")))))
 	spec.SendRPCs(b, time.Second, []string{"r1"})
@@ -157,8 +157,8 @@ func idleNACK(c idleCase) spec.Spec {
 	b := scenario.New(c.name).
 		Describe("eds1 (round_robin: b1, b2; idle_timeout 45 s); four RPCs at 1 s; at 2 s eds1 becomes pick_first with "+
 			c.describe+"; four RPCs at 3 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster(xds.RoundRobin, valid)}, las)))

@@ -57,8 +57,8 @@ func odAcrossPriorities() spec.Spec {
 	b := scenario.New("od-across-priorities").
 		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s): "+
 			"p0 = [b1], p1 = [b2]; w1 at 1 s; four RPCs failing on b1 at 1.1 s; four session RPCs on b2 at 1.2 s; four RPCs at 2.5 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4")))))
 	spec.SendRPCs(b, time.Second, []string{"w1"})

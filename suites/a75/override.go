@@ -46,9 +46,9 @@ func overrideLastUsedTime() spec.Spec {
 	b := scenario.New("override-last-used-time").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2, b3]; session s on b2 at 1 s; six RPCs n without a "+
 			"session at 1.5 s; at 2 s b2 and b3 move to p1; session s on b2 at 3 s and 7 s; session c without a cookie at 7.1 s").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4", "b3/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))

@@ -38,10 +38,10 @@ func sessionPickerBranches() spec.Spec {
 	b := scenario.New("session-picker-branches").
 		Describe("eds1 (round_robin): p0 = [b1, b2 DRAINING], p1 = [b3, b4], b4 down; sessions on [b2], [b2, b3], "+
 			"RPCs without a session, [b3, b1], [b1, b3]; b3 stops and starts (IDLE); [b3]; [b4] (TRANSIENT_FAILURE)").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
-		Backend("b4", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
+		Backend("b4", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{eds("eds1", xds.RoundRobin)}, la)))

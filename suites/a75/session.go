@@ -36,9 +36,9 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	b := scenario.New("session-follows-endpoint-across-priorities").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
 			"at 2 s b2 moves to p1; at 3 s: session s on b2, RPCs n without a session, session t on b3").
-		Backend("b1", scenario.V4Only).
-		Backend("b2", scenario.V4Only).
-		Backend("b3", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
+		Backend("b2", scenario.IPv4Only).
+		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4"))))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))

@@ -20,7 +20,7 @@ import (
 func tinySpec(checks ...Check) Spec {
 	return Spec{
 		Doc: requirement.A61, Section: "Happy Eyeballs in the pick_first LB Policy",
-		Scenario: scenario.New("tiny").Backend("b1", scenario.V4Only).LB("pick_first", `{}`).
+		Scenario: scenario.New("tiny").Backend("b1", scenario.IPv4Only).LB("pick_first", `{}`).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			End(time.Second).MustBuild(),

@@ -133,7 +133,7 @@ func buildSample(t *testing.T) sample {
 	// retransmits and the RPC's deadline passes.
 	hung := scenario.New("all-dropped").
 		Describe("b1's only address drops SYNs; the RPC has a 2.5 s deadline").
-		Backend("b1", scenario.V4Only).
+		Backend("b1", scenario.IPv4Only).
 		LB("pick_first", `{}`).
 		At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).

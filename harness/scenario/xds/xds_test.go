@@ -49,7 +49,7 @@ func valid() xds.Resources {
 // withResources is a scenario whose xds steps serve x, then nothing once
 // the client has sent its first request.
 func withResources(x xds.Resources) *scenario.Builder {
-	return scenario.New("xds").Backend("b1", scenario.Dual).Backend("b2", scenario.V4Only).XDS("svc").
+	return scenario.New("xds").Backend("b1", scenario.Dual).Backend("b2", scenario.IPv4Only).XDS("svc").
 		At(0, scenario.ServeXDS(x)).
 		After(scenario.On("xds-request"), scenario.ServeXDS(xds.Resources{})).
 		End(time.Second)
@@ -108,7 +108,7 @@ func TestValidate_NamesTheField(t *testing.T) {
 	with := func(f func(*xds.Resources)) *scenario.Builder {
 		x := valid()
 		f(&x)
-		return scenario.New("v").Backend("b1", scenario.Dual).Backend("b2", scenario.V4Only).XDS("svc").
+		return scenario.New("v").Backend("b1", scenario.Dual).Backend("b2", scenario.IPv4Only).XDS("svc").
 			At(0, scenario.ServeXDS(x)).End(time.Second)
 	}
 	c1 := func(f func(*xds.Cluster)) *scenario.Builder {
