@@ -64,6 +64,11 @@ type ProcessOptions struct {
 	Record func(trace.Event)
 	// CommandTimeout bounds the wait for a command's reply. Default 10 s.
 	CommandTimeout time.Duration
+	// HelloTimeout bounds the wait for the reply to hello, which includes
+	// the driver's start: loading its runtime and the implementation
+	// (grpc-js with grpc-js-xds takes seconds, more on a loaded machine).
+	// Default 60 s.
+	HelloTimeout time.Duration
 	// LabResolverDir, when set, holds the files of dns.WriteResolverFiles:
 	// the driver runs in a mount namespace of its own in which its system
 	// resolver asks the lab's DNS only (dns.WithLabResolver).
@@ -112,12 +117,15 @@ func Start(lab *netlab.Lab, c Command, opts ProcessOptions) (*Process, error) {
 	if opts.CommandTimeout <= 0 {
 		opts.CommandTimeout = 10 * time.Second
 	}
+	if opts.HelloTimeout <= 0 {
+		opts.HelloTimeout = time.Minute
+	}
 	p := newProcess(opts)
 	if err := p.start(lab, c); err != nil {
 		return nil, err
 	}
 	var h reply
-	if err := p.command(map[string]any{"op": "hello"}, &h); err != nil {
+	if err := p.commandWithin(map[string]any{"op": "hello"}, &h, opts.HelloTimeout); err != nil {
 		var cr *Crash
 		if errors.As(err, &cr) {
 			// Before hello nothing of the scenario has run: a crash
@@ -263,6 +271,11 @@ func (p *Process) Stderr() string { return p.stderr.String() }
 // writes garbage or does not answer in time is killed; the error carries
 // its stderr tail.
 func (p *Process) command(c map[string]any, out *reply) error {
+	return p.commandWithin(c, out, p.opts.CommandTimeout)
+}
+
+// commandWithin is command with a reply due within d.
+func (p *Process) commandWithin(c map[string]any, out *reply, d time.Duration) error {
 	if p.closed {
 		return errors.New("driver: already stopped")
 	}
@@ -273,7 +286,7 @@ func (p *Process) command(c map[string]any, out *reply) error {
 		p.Kill()
 		return p.failure(fmt.Errorf("%s: writing the command: %w", c["op"], err))
 	}
-	timer := time.NewTimer(p.opts.CommandTimeout)
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
 	case r := <-p.replies:
@@ -291,7 +304,7 @@ func (p *Process) command(c map[string]any, out *reply) error {
 		return p.failure(fmt.Errorf("%s: %w", c["op"], p.readErr))
 	case <-timer.C:
 		p.Kill()
-		return p.failure(fmt.Errorf("%s: no reply within %v (driver hung?)", c["op"], p.opts.CommandTimeout))
+		return p.failure(fmt.Errorf("%s: no reply within %v (driver hung?)", c["op"], d))
 	}
 }
 
