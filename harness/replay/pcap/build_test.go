@@ -36,6 +36,7 @@ type builder struct {
 	link   layers.LinkType
 	ifidx  uint32 // SLL2's interface index
 	frames []Frame
+	cut    map[int]int // frame index → bytes the snap length cut off its end
 }
 
 func newBuilder(tb testing.TB, link layers.LinkType) *builder {
@@ -112,6 +113,17 @@ func (b *builder) linkHeader(ethType layers.EthernetType, ip []byte) []byte {
 	return ip // raw IP
 }
 
+// cutLast cuts n bytes off the end of the last frame, as a snap length
+// would: the pcap file records its length on the wire.
+func (b *builder) cutLast(n int) {
+	i := len(b.frames) - 1
+	b.frames[i].Data = b.frames[i].Data[:len(b.frames[i].Data)-n]
+	if b.cut == nil {
+		b.cut = map[int]int{}
+	}
+	b.cut[i] = n
+}
+
 // pcap is the frames as a nanosecond pcap file.
 func (b *builder) pcap() []byte {
 	b.tb.Helper()
@@ -120,8 +132,9 @@ func (b *builder) pcap() []byte {
 	if err := w.WriteFileHeader(262144, b.link); err != nil {
 		b.tb.Fatal(err)
 	}
-	for _, f := range b.frames {
-		if err := w.WritePacket(gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data)}, f.Data); err != nil {
+	for i, f := range b.frames {
+		ci := gopacket.CaptureInfo{Timestamp: f.Time, CaptureLength: len(f.Data), Length: len(f.Data) + b.cut[i]}
+		if err := w.WritePacket(ci, f.Data); err != nil {
 			b.tb.Fatal(err)
 		}
 	}
