@@ -27,8 +27,9 @@ var (
 type Error struct {
 	File string
 	// Packet is the 1-based number of the packet the problem is at (the
-	// packet being read when the file broke off); 0 for the file as a
-	// whole: its header, or what all its packets lack.
+	// packet being read when the file broke off); 0 for the file's header
+	// (Offset 0) or for the file as a whole (Offset -1): what all its
+	// packets lack.
 	Packet int
 	// Offset is the byte offset of that packet's record in the file, when
 	// it is known (plain pcap); -1 otherwise.
@@ -39,19 +40,22 @@ type Error struct {
 	Reason string
 }
 
-// Error renders "file: packet N (byte offset M): err: reason".
+// Error renders "file: packet N (byte offset M): err: reason", "file:
+// file header: err: reason" or "file: err: reason".
 func (e *Error) Error() string {
-	return fmt.Sprintf("%s: %s: %v: %s", e.File, e.where(), e.Err, e.Reason)
+	return fmt.Sprintf("%s: %s%v: %s", e.File, e.where(), e.Err, e.Reason)
 }
 
 func (e *Error) where() string {
 	switch {
+	case e.Packet == 0 && e.Offset == 0:
+		return "file header: "
 	case e.Packet == 0:
-		return "file"
+		return ""
 	case e.Offset >= 0:
-		return fmt.Sprintf("packet %d (byte offset %d)", e.Packet, e.Offset)
+		return fmt.Sprintf("packet %d (byte offset %d): ", e.Packet, e.Offset)
 	}
-	return fmt.Sprintf("packet %d", e.Packet)
+	return fmt.Sprintf("packet %d: ", e.Packet)
 }
 
 // Unwrap returns Err.

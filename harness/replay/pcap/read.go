@@ -267,7 +267,7 @@ func (r *reader) timeline(zero time.Time) []trace.Event {
 }
 
 func (r *reader) noTCP() error {
-	want := "want the client's connection attempts, SYN and their answers: capture on the client's host with the " +
+	want := "want the client's connection attempts, SYNs and their answers: capture on the client's host with the " +
 		"filter of the package documentation"
 	reason := fmt.Sprintf("none of its %d packets is a TCP segment (%s)", r.src.n, want)
 	switch {

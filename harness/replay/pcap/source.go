@@ -76,6 +76,8 @@ func openSource(name string, r io.Reader) (*source, error) {
 	case isPcap(head):
 		s.format = FormatPcap
 		s.pcap, err = pcapgo.NewReader(br)
+	case len(head) == 0:
+		return nil, s.fileErr(ErrNotCapture, "the file is empty (want a file written by tcpdump -w)")
 	default:
 		return nil, s.fileErr(ErrNotCapture, "it starts with % x (want a pcap magic number, a1b2c3d4 or a1b23c4d in "+
 			"either byte order, or a pcapng section header, 0a0d0d0a: a file written by tcpdump -w)", head)
@@ -153,8 +155,9 @@ func (s *source) headerErr(err error) error {
 	return s.fileErr(ErrMalformed, "%s header: %v", s.format, err)
 }
 
+// fileErr is a problem with the file's header.
 func (s *source) fileErr(sentinel error, format string, args ...any) *Error {
-	return &Error{File: s.name, Offset: -1, Err: sentinel, Reason: fmt.Sprintf(format, args...)}
+	return &Error{File: s.name, Offset: 0, Err: sentinel, Reason: fmt.Sprintf(format, args...)}
 }
 
 func (s *source) packetErr(sentinel error, format string, args ...any) *Error {
