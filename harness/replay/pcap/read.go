@@ -99,12 +99,6 @@ func Read(name string, r io.Reader, opts ...Option) (*Capture, error) {
 	return rd.finish()
 }
 
-// stamped is an event on the capture's clock, before Zero is known.
-type stamped struct {
-	at time.Time
-	ev trace.Event
-}
-
 // reader holds what Read knows while it goes through the packets.
 type reader struct {
 	cfg      config
@@ -116,13 +110,14 @@ type reader struct {
 	copies   map[copyKey]copySeen
 	connList []*conn // in the order they opened
 	dns      map[dnsKey]dnsQuery
-	dnsSent  int   // queries seen
-	last     frame // the last packet's number and time, for what the end notes
-	rpcs     int   // RPC ids handed out
-	first    time.Time
-	tcp      int // TCP segments of clients
-	tcpAny   int // TCP segments
-	out      []stamped
+	dnsSent  int           // queries seen
+	last     frame         // the last packet's number and time, for what the end notes
+	rpcs     int           // RPC ids handed out
+	first    time.Time     // the earliest packet's timestamp
+	epoch    time.Time     // the first packet's: events' T count from it until Zero is known
+	tcp      int           // TCP segments of clients
+	tcpAny   int           // TCP segments
+	out      []trace.Event // T since epoch
 	notes    []string
 	tallies  map[string]*tally
 	order    []string // tally keys in the order first seen
@@ -164,6 +159,9 @@ func (r *reader) frame(f *frame) error {
 		return &Error{File: r.src.name, Packet: f.n, Offset: f.offset, Err: ErrLinkType,
 			Reason: fmt.Sprintf("link type %v (%d) (%s)", f.link, int(f.link), wantLinks)}
 	}
+	if r.epoch.IsZero() {
+		r.epoch = f.at
+	}
 	if r.first.IsZero() || f.at.Before(r.first) {
 		r.first = f.at
 	}
@@ -182,7 +180,8 @@ func (r *reader) frame(f *frame) error {
 
 // emit records an event at the capture's time at.
 func (r *reader) emit(at time.Time, e trace.Event) {
-	r.out = append(r.out, stamped{at: at, ev: e})
+	e.T = at.Sub(r.epoch)
+	r.out = append(r.out, e)
 }
 
 // note records something the reader could not follow, as a note in the
@@ -245,19 +244,20 @@ func (r *reader) endConns() {
 	}
 }
 
-// timeline converts the events to time since zero, in time order (stable,
+// timeline moves the events to time since zero, in time order (stable,
 // so events of one packet keep their order); events before zero are left
 // out, with a note.
 func (r *reader) timeline(zero time.Time) []trace.Event {
-	evs := make([]trace.Event, 0, len(r.out))
+	shift := r.epoch.Sub(zero)
+	evs := r.out[:0]
 	early := 0
-	for _, s := range r.out {
-		if s.at.Before(zero) {
+	for _, e := range r.out {
+		e.T += shift
+		if e.T < 0 {
 			early++
 			continue
 		}
-		s.ev.T = s.at.Sub(zero)
-		evs = append(evs, s.ev)
+		evs = append(evs, e)
 	}
 	if early > 0 {
 		r.notes = append(r.notes, fmt.Sprintf("%d events before the zero time %s were left out", early, zero.Format(time.RFC3339Nano)))
