@@ -149,6 +149,10 @@ func (r *reader) control(f *frame, pk packet, kind capture.Kind, key connKey) {
 		if c := r.conns[key]; c != nil {
 			c.down.start(pk.tcp.Seq)
 		}
+	case capture.RST:
+		if c := r.conns[key]; c != nil {
+			c.reset(r, f)
+		}
 	}
 }
 

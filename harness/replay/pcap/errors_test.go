@@ -115,7 +115,7 @@ func TestReadFile_Gzip(t *testing.T) {
 	}
 }
 
-func gz(t *testing.T, data []byte) []byte {
+func gz(t testing.TB, data []byte) []byte {
 	var buf bytes.Buffer
 	w := gzip.NewWriter(&buf)
 	if _, err := w.Write(data); err != nil {

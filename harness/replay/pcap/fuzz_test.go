@@ -21,7 +21,7 @@ func FuzzRead(f *testing.F) {
 	}
 	p := fieldCapture(f, layers.LinkTypeEthernet).pcap()
 	f.Add(p[:len(p)/2])
-	f.Add(gz(&testing.T{}, p))
+	f.Add(gz(f, p))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := Read("fuzz.pcap", bytes.NewReader(data))
 		if err != nil {

@@ -277,8 +277,10 @@ func (h *h2c) result(r *reader, f *frame, c *call, code, msg string) {
 		Addr: h.key.server.String(), Peer: h.key.client.String(), Code: code, Err: msg})
 }
 
-// end notes the RPCs the capture shows no result for.
-func (h *h2c) end(r *reader, last *frame) {
+// end notes the RPCs the capture shows no result for when the connection
+// ends (at says how: "by the end of the capture", "when the connection was
+// reset").
+func (h *h2c) end(r *reader, last *frame, at string) {
 	var open []*call
 	for _, c := range h.calls {
 		if !c.done {
@@ -287,8 +289,8 @@ func (h *h2c) end(r *reader, last *frame) {
 	}
 	slices.SortFunc(open, func(a, b *call) int { return int(a.stream) - int(b.stream) })
 	for _, c := range open {
-		r.note(last, "%s (%s, stream %d, %s to %s) has no result by the end of the capture", c.id, c.method, c.stream,
-			h.key.client, h.key.server)
+		r.note(last, "%s (%s, stream %d, %s to %s) has no result %s", c.id, c.method, c.stream,
+			h.key.client, h.key.server, at)
 	}
 }
 

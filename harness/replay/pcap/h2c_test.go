@@ -188,3 +188,22 @@ func TestH2C_NotH2C(t *testing.T) {
 		t.Errorf("notes %q, want none", n)
 	}
 }
+
+// TestH2C_ResetNotesOpenRPCs verifies an RST that closes a connection
+// ends its decoding, with a note for each RPC it leaves without a result.
+func TestH2C_ResetNotesOpenRPCs(t *testing.T) {
+	evs := readH2C(t, func(b *builder) {
+		k := b.open(0, c1, s1, 100, 900)
+		h := newH2(t)
+		h.request(1, "/conform.Echo/Unary")
+		k.send(3*ms, true, h.takeClient(), 1400)
+		b.tcp(4*ms, s1, c1, k.sseq, k.cseq, "R", nil)
+	})
+	n := notes(evs)
+	if len(n) != 1 || !strings.Contains(n[0], "r1 (/conform.Echo/Unary, stream 1") || !strings.Contains(n[0], "when the connection was reset") {
+		t.Errorf("notes %q, want one for r1 left without a result by the reset", n)
+	}
+	if r := trace.Select(evs, trace.OfKind(trace.KindRPCResult)); len(r) != 0 {
+		t.Errorf("results %v, want none", r)
+	}
+}

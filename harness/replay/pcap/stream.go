@@ -60,7 +60,17 @@ func (c *conn) end(r *reader, last *frame) {
 			return
 		}
 	}
-	c.h2.end(r, last)
+	c.h2.end(r, last, "by the end of the capture")
+}
+
+// reset ends decoding when an RST closes the connection: what it still
+// holds is freed, and RPCs without a result are noted.
+func (c *conn) reset(r *reader, f *frame) {
+	if c.h2 == nil {
+		return
+	}
+	c.h2.end(r, f, "when the connection was reset")
+	c.h2, c.up.held, c.down.held = nil, nil, nil
 }
 
 // stream is one direction of a connection: its bytes put back in order.
