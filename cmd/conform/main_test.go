@@ -252,3 +252,29 @@ func TestVerify_SimOnlySpecsAreNotApplicable(t *testing.T) {
 		}
 	}
 }
+
+// TestDiff_FirstDivergenceAndExitStatus verifies conform diff: a trace
+// agrees with itself (exit 0), two scenarios differ at their first
+// divergence (exit 1, the lane and the events printed), and a file that is
+// not a trace is a usage error naming it.
+func TestDiff_FirstDivergenceAndExitStatus(t *testing.T) {
+	dir, err := spec.TracesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped, refused := dir+"/a61/he-dropped-ipv6.sim.jsonl", dir+"/a61/he-refused-ipv6.sim.jsonl"
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"diff", dropped, dropped}, &out, &errw); err != nil || !strings.Contains(out.String(), "traces agree") {
+		t.Errorf("a trace against itself: %v, %q", err, out.String())
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"diff", dropped, refused}, &out, &errw)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != 1 || !strings.Contains(out.String(), "first divergence") || !strings.Contains(out.String(), "drop") {
+		t.Errorf("two scenarios: %v, %q; want exit 1 and the divergence", err, out.String())
+	}
+	err = run(context.Background(), []string{"diff", dropped, "main.go"}, &out, &errw)
+	if exitStatus(err, false, &errw) != 2 || !strings.Contains(err.Error(), "main.go") {
+		t.Errorf("a file that is not a trace: %v, want a usage error naming it", err)
+	}
+}
