@@ -32,6 +32,7 @@ func commands() []command {
 		{"record", "write the reference's traces as the golden traces (traces/)", runRecord},
 		{"verify", "run the suites against a third-party implementation (grpc-go, grpc-js, grpcio) in the lab: a matrix", runVerify},
 		{"requirements", "the requirement catalogue, and which specs check each requirement", runRequirements},
+		{"try", "run your own scenario files against an implementation; traces, and where it departs from the reference", runTry},
 		{"diff", "compare two traces (or packet captures) lane by lane: the first divergence, in context", runDiff},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}

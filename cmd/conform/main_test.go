@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
@@ -276,5 +277,26 @@ func TestDiff_FirstDivergenceAndExitStatus(t *testing.T) {
 	err = run(context.Background(), []string{"diff", dropped, "main.go"}, &out, &errw)
 	if exitStatus(err, false, &errw) != 2 || !strings.Contains(err.Error(), "main.go") {
 		t.Errorf("a file that is not a trace: %v, want a usage error naming it", err)
+	}
+}
+
+// TestTry_RunsAScenarioFileAndWritesItsTrace verifies conform try on a
+// user's scenario file, in the simulator: the run's trace is written where
+// --out says, and a scenario file with a mistake is a usage error naming
+// its file and line.
+func TestTry_RunsAScenarioFileAndWritesItsTrace(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"try", "--mode", "sim", "--out", out, "../../harness/scenario/testdata/he-dropped-ipv6-ok.yaml"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("try: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	tr, err := trace.ReadFile(out + "/he-dropped-ipv6.reference.sim.jsonl")
+	if err != nil || len(tr.Events) == 0 || !strings.Contains(stdout.String(), "he-dropped-ipv6 (reference, sim)") {
+		t.Errorf("trace %v, output %q", err, stdout.String())
+	}
+	err = run(context.Background(), []string{"try", "--mode", "sim", "--out", out, "../../harness/scenario/testdata/env-bad-unknown-variable.yaml"}, &stdout, &stderr)
+	if exitStatus(err, false, &stderr) != 2 || !strings.Contains(err.Error(), "env-bad-unknown-variable.yaml:7") {
+		t.Errorf("a bad scenario file: %v, want a usage error at its file:line", err)
 	}
 }

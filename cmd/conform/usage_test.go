@@ -37,6 +37,9 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"verify", "--impl", "grpc-zig@1"}, "unknown implementation"},
 		{[]string{"verify", "--impl", "grpc-js@1.14.7", "--fail-on", "sometimes"}, `--fail-on "sometimes"`},
 		{[]string{"verify", "--impl", "grpcio", "--html", "/proc/nope"}, "--html /proc/nope"},
+		{[]string{"try"}, "name at least one scenario file"},
+		{[]string{"try", "--mode", "moon", "x.yaml"}, `--mode "moon"`},
+		{[]string{"diff", "only-one.jsonl"}, "want two traces"},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		var stderr strings.Builder

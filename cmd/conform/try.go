@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/netlab"
+)
+
+const tryUsage = `Usage:
+  conform try [flags] SCENARIO.yaml…
+      Runs your own scenario files (the format of harness/scenario: backends,
+      the client's configuration, a timeline of resolver updates, faults and
+      RPCs; harness/scenario/testdata has examples) against an implementation
+      — the reference by default, or any --impl that verify takes — writes
+      each run's trace into --out, and, for an implementation other than the
+      reference, runs the reference on the same scenario and prints where the
+      two first diverge (connection attempts, channel states, RPC results).
+      The lab needs root; --mode sim runs the reference in the simulator.
+      Exit status 0 when every run finished (whatever it showed), 1 when a
+      run broke, 2 for bad input (the file and line of a scenario's mistake).
+
+  Examples:
+      sudo conform try --impl grpc-go@v1.85.0 my-failover.yaml
+      conform try --mode sim --out /tmp/traces my-failover.yaml
+
+Flags:
+`
+
+type tryFlags struct {
+	impl, mode, out string
+	seed            uint64
+}
+
+func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := tryFlags{}
+	fs := flag.NewFlagSet("try", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio")
+	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
+	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
+	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the run's randomness (recorded in the trace)")
+	fs.Usage = func() { fmt.Fprint(stderr, tryUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return badUsage("try: name at least one scenario file")
+	}
+	impl, mode, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	var scenarios []*scenario.Scenario
+	for _, path := range fs.Args() {
+		s, err := scenario.DecodeFile(path)
+		if err != nil {
+			return usageError{err}
+		}
+		scenarios = append(scenarios, s)
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return badUsage("try: --out %s: %v", f.out, err)
+	}
+	broke := false
+	for _, s := range scenarios {
+		broke = !f.try(ctx, s, impl, mode, stdout) || broke
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	if broke {
+		return exitError{1}
+	}
+	return nil
+}
+
+// resolve checks the flags: the implementation and the mode it can run in.
+func (f tryFlags) resolve() (runner.Impl, trace.Mode, error) {
+	mode := trace.Mode(f.mode)
+	if mode != trace.ModeSim && mode != trace.ModeLab {
+		return nil, "", badUsage("try: --mode %q: want lab or sim", f.mode)
+	}
+	var impl runner.Impl = runner.Reference
+	if f.impl != "reference" {
+		rel, err := driver.ParseRelease(f.impl)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		impl = runner.Driver{Impl: rel}
+	}
+	if mode == trace.ModeLab {
+		if err := netlab.Available().Err(); err != nil {
+			return nil, "", fmt.Errorf("try: the lab cannot run here: %w (run `conform lab check`, or --mode sim)", err)
+		}
+	}
+	return impl, mode, nil
+}
+
+// try runs s against impl, writes its trace, and compares it with the
+// reference's run of s; it reports whether the run finished.
+func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, w io.Writer) bool {
+	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed})
+	path := f.write(s, impl, mode, tr, w)
+	if err != nil {
+		fmt.Fprintf(w, "%s (%s, %s): %v\n", s.Name, impl, mode, err)
+		return false
+	}
+	fmt.Fprintf(w, "%s (%s, %s): %d events → %s\n", s.Name, impl, mode, len(tr.Events), path)
+	if impl == runner.Reference {
+		return true
+	}
+	ref, err := runner.Run(ctx, s, runner.Reference, mode, runner.Options{Seed: f.seed})
+	f.write(s, runner.Reference, mode, ref, w)
+	if err != nil {
+		fmt.Fprintf(w, "  the reference's run of it broke: %v\n", err)
+		return true
+	}
+	res := compare.Traces(ref, tr, outsideView(tr))
+	fmt.Fprintf(w, "  against the reference (expected) on what both show from outside:\n%s\n", indentLines(res.String()))
+	return true
+}
+
+// outsideView compares what any implementation's trace shows from outside:
+// connection attempts and their fate, the channel's states and the RPCs'
+// results, within the lab's tolerance.
+func outsideView(*trace.Trace) compare.Options {
+	return compare.Options{
+		Select:    []trace.Pred{trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST, trace.KindChannelState, trace.KindRPCResult)},
+		Ignore:    []string{"peer", "port"},
+		Tolerance: compare.LabTolerance,
+	}
+}
+
+// write writes tr into the out directory as <scenario>.<impl>.<mode>.jsonl
+// and returns the path ("" when there is no trace).
+func (f tryFlags) write(s *scenario.Scenario, impl runner.Impl, mode trace.Mode, tr *trace.Trace, w io.Writer) string {
+	if tr == nil {
+		return ""
+	}
+	name := fmt.Sprintf("%s.%s.%s.jsonl", s.Name, strings.NewReplacer("@", "-", "/", "-", " ", "-").Replace(impl.String()), mode)
+	path := filepath.Join(f.out, name)
+	if err := trace.WriteFile(path, tr); err != nil {
+		fmt.Fprintf(w, "  writing %s: %v\n", path, err)
+	}
+	return path
+}
+
+func indentLines(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
