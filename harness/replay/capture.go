@@ -1,0 +1,238 @@
+package replay
+
+import (
+	"cmp"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// A field capture (harness/replay/pcap, or a lab trace without the policy's
+// events) shows the client from outside: its connection attempts and their
+// fate, its DNS answers, and, in clear text, its RPCs' results. From it,
+// FromCapture rebuilds the environment:
+//
+//   - Addresses: every address a SYN went to is a backend's; the addresses a
+//     DNS answer gave are one resolver update (each an endpoint, as the DNS
+//     resolver makes them, A61), at the time of the answer. Which addresses
+//     belong to one dual-stack backend is not known: each is a backend of
+//     its own. Without a DNS answer, the client had its addresses from the
+//     start, in the order it first tried them.
+//   - An attempt answered by a SYN-ACK: no fault; one refused by an RST
+//     within Inference.RefusedWithin: reset; one never answered: drop, from
+//     its first SYN; one answered only after retransmissions: a drop that
+//     ended between the retransmission before and the one that got through.
+//   - RPCs: one per rpc-result the capture decoded, sent wait-for-ready at
+//     the first attempt of the capture (when the application started it is
+//     not on the wire).
+//
+// What it cannot tell, the scenario's description says: stall (an accepted
+// connection that never answers HTTP/2) looks answered; the client's LB
+// policy and configuration are not on the wire (the caller sets them).
+
+// FromCapture rebuilds, with DefaultInference, the environment a client
+// saw from what a capture of it shows.
+func FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
+	return DefaultInference.FromCapture(evs)
+}
+
+// FromCapture rebuilds the environment of a capture's events with in's
+// thresholds.
+func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
+	in = in.withDefaults()
+	evs = slices.Clone(evs)
+	slices.SortStableFunc(evs, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
+	m, backends, updates, err := mapCaptured(evs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: environment of a capture: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil, fmt.Errorf("replay: environment of a capture: no connection attempt in %d events", len(evs))
+	}
+	steps := faultSteps(in.attemptObservations(evs), m)
+	steps = append(steps, updates...)
+	steps = append(steps, capturedRPCs(evs)...)
+	slices.SortStableFunc(steps, func(a, b timedAction) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.class, b.class), strings.Compare(fmt.Sprint(a.action), fmt.Sprint(b.action)))
+	})
+	b := scenario.New(in.Name).Describe(describeCapture(evs, m))
+	for _, be := range backends {
+		b.Backend(be.Name, be.Stack)
+	}
+	end := evs[len(evs)-1].T
+	for _, st := range steps {
+		b.At(st.at, st.action)
+		end = max(end, st.at)
+	}
+	s, err := b.End(end + in.Tail).Build()
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay: environment of a capture: %w", err)
+	}
+	return s, m, nil
+}
+
+// mapCaptured maps the addresses of the DNS answers and of the attempts,
+// each on a backend of its own, and returns the DNS answers as resolver
+// updates (class 1, as resolveSteps gives them).
+func mapCaptured(evs []trace.Event) (Mapping, []scenario.Backend, []timedAction, error) {
+	am := &addrMapper{m: Mapping{}}
+	ports := attemptPorts(evs)
+	var updates []timedAction
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindDNSQuery)) {
+		var eps []scenario.Endpoint
+		for _, a := range answeredAddrs(e.Detail, ports) {
+			if err := am.endpoint([]string{a}); err != nil {
+				return nil, nil, nil, err
+			}
+			eps = append(eps, scenario.EP(am.m[a]))
+		}
+		if len(eps) > 0 {
+			updates = append(updates, timedAction{at: e.T, class: 1, action: scenario.Resolve(eps...)})
+		}
+	}
+	var tried []scenario.Endpoint
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindSYN)) {
+		if _, known := am.m[e.Addr]; known {
+			continue
+		}
+		if err := am.endpoint([]string{e.Addr}); err != nil {
+			return nil, nil, nil, err
+		}
+		tried = append(tried, scenario.EP(am.m[e.Addr]))
+	}
+	if len(updates) == 0 && len(tried) > 0 {
+		// No DNS answer in the capture: the client had its addresses
+		// before it, in the order it first tried them.
+		updates = append(updates, timedAction{at: 0, class: 1, action: scenario.Resolve(tried...)})
+	}
+	return am.m, am.backends, updates, nil
+}
+
+// attemptPorts are the server ports the client's attempts went to, by IP.
+func attemptPorts(evs []trace.Event) map[netip.Addr]uint16 {
+	out := map[netip.Addr]uint16{}
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindSYN)) {
+		if ap, err := netip.ParseAddrPort(e.Addr); err == nil {
+			out[ap.Addr()] = ap.Port()
+		}
+	}
+	return out
+}
+
+// answeredAddrs are the addresses a dns-query event's Detail ("TYPE name
+// RCODE addr…") answered that the client then tried, as ip:port.
+func answeredAddrs(detail string, ports map[netip.Addr]uint16) []string {
+	fields := strings.Fields(detail)
+	var out []string
+	for _, f := range fields[min(3, len(fields)):] {
+		ip, err := netip.ParseAddr(f)
+		if port, tried := ports[ip]; err == nil && tried {
+			out = append(out, netip.AddrPortFrom(ip, port).String())
+		}
+	}
+	return out
+}
+
+// attempt is one connection attempt as the capture saw it.
+type attempt struct {
+	addr      string
+	first     time.Duration   // the first SYN
+	resent    []time.Duration // its retransmissions
+	answer    *trace.Event    // the SYN-ACK or RST, if any
+	answeredT time.Duration
+}
+
+// attempts groups the capture's SYNs, SYN-ACKs and RSTs by attempt (address
+// and client port), in the order of their first SYN.
+func attempts(evs []trace.Event) []*attempt {
+	by := map[string]*attempt{}
+	var out []*attempt
+	for i, e := range evs {
+		key := fmt.Sprintf("%s|%d", e.Addr, e.Port)
+		a := by[key]
+		switch {
+		case e.Kind == trace.KindSYN && a == nil:
+			a = &attempt{addr: e.Addr, first: e.T}
+			by[key] = a
+			out = append(out, a)
+		case e.Kind == trace.KindSYN && a.answer == nil:
+			a.resent = append(a.resent, e.T)
+		case (e.Kind == trace.KindSYNACK || e.Kind == trace.KindRST) && a != nil && a.answer == nil:
+			a.answer, a.answeredT = &evs[i], e.T
+		}
+	}
+	return out
+}
+
+// attemptObservations turns the capture's attempts into observations, by
+// the rules of FromCapture.
+func (in Inference) attemptObservations(evs []trace.Event) []observation {
+	end := evs[len(evs)-1].T
+	var obs []observation
+	for _, a := range attempts(evs) {
+		switch {
+		case a.answer == nil:
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: end, b: hung})
+		case a.answer.Kind == trace.KindRST && a.answeredT-a.first <= in.RefusedWithin:
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: refused})
+		case a.answer.Kind == trace.KindRST:
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: hung})
+		case len(a.resent) > 0:
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.resent[len(a.resent)-1], b: hung},
+				observation{addr: a.addr, from: a.answeredT, to: a.answeredT, b: answered})
+		default:
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: answered})
+		}
+	}
+	return obs
+}
+
+// capturedRPCs are the RPCs the capture decoded, one per rpc-result, sent
+// wait-for-ready at the capture's first attempt.
+func capturedRPCs(evs []trace.Event) []timedAction {
+	syns := trace.Select(evs, trace.OfKind(trace.KindSYN))
+	if len(syns) == 0 {
+		return nil
+	}
+	var out []timedAction
+	for i, e := range trace.Select(evs, trace.OfKind(trace.KindRPCResult)) {
+		id := validID(e.RPC)
+		if id == "" {
+			id = fmt.Sprintf("r%d", i+1)
+		}
+		out = append(out, timedAction{at: syns[0].T, class: 2, action: scenario.RPC(id, scenario.WaitForReady())})
+	}
+	return out
+}
+
+// describeCapture documents the mapping and what the capture could not show.
+func describeCapture(evs []trace.Event, m Mapping) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Inferred by replay.FromCapture from %d captured events.\nAddresses (symbolic = as captured):\n%s\n", len(evs), m)
+	b.WriteString("Uncertain: which addresses are one dual-stack backend (each is its own); a stall looks answered; " +
+		"RPCs start at the first attempt, wait-for-ready (the wire does not show when the application sent them); " +
+		"the client's LB policy and configuration are not on the wire.")
+	return b.String()
+}
+
+// Rename gives a field trace's events the addresses a replay of s uses:
+// each address of m becomes its symbolic address's concrete one under
+// addrOf (the runners' address plan), so that the field trace and the
+// replay compare lane by lane. Events at addresses m does not map are kept
+// as they are.
+func Rename(evs []trace.Event, s *scenario.Scenario, m Mapping, addrOf scenario.AddrFunc) []trace.Event {
+	out := slices.Clone(evs)
+	for i, e := range out {
+		if sym, ok := m[e.Addr]; ok {
+			if c, err := s.Concrete(sym, addrOf); err == nil {
+				out[i].Addr = c
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,96 @@
+package replay_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/replay"
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// outside is what a capture shows of a lab trace: its packets, DNS answers
+// and RPC results, without the policy's or the harness's own events.
+func outside(tr *trace.Trace) []trace.Event {
+	return trace.Select(tr.Events, trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST, trace.KindDNSQuery, trace.KindRPCResult))
+}
+
+// TestFromCapture_DroppedIPv6_ReplaysItsAttempts verifies the field flow
+// from a capture: the lab's golden trace of he-dropped-ipv6 seen as a
+// capture gives an environment in which IPv6 drops from the start and IPv4
+// answers, with the attempted addresses as the client's resolver update;
+// replayed on the reference's pick_first in the simulator, it makes the
+// same attempts, a Connection Attempt Delay apart, as the field did.
+func TestFromCapture_DroppedIPv6_ReplaysItsAttempts(t *testing.T) {
+	field, err := trace.ReadFile("../../traces/a61/he-dropped-ipv6.lab.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, m, err := replay.FromCapture(outside(field))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v6, v4 := "[fd00:c0f::b:1]:50051", "198.19.0.1:50051"
+	if m[v6] == "" || m[v4] == "" {
+		t.Fatalf("mapping %v lacks the attempted addresses", m)
+	}
+	var faults []string
+	var resolved []scenario.ResolverUpdate
+	for _, st := range s.Steps {
+		switch a := st.Action.(type) {
+		case scenario.SetFault:
+			faults = append(faults, string(a.Addr)+" "+string(a.Fault)+" at "+trace.FormatT(st.At))
+		case scenario.ResolverUpdate:
+			resolved = append(resolved, a)
+		}
+	}
+	if want := []string{string(m[v6]) + " drop at +0.0ms"}; !slices.Equal(faults, want) {
+		t.Errorf("faults %v, want %v", faults, want)
+	}
+	if len(resolved) != 1 || len(resolved[0].Endpoints) != 2 || resolved[0].Endpoints[0].Addrs[0] != m[v6] {
+		t.Fatalf("resolver updates %+v, want one: [%s], [%s]", resolved, m[v6], m[v4])
+	}
+	s.Client.LBPolicy = "pick_first"
+	replayed, err := runner.Run(context.Background(), s, runner.Reference, trace.ModeSim, runner.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syns := compare.Options{Select: []trace.Pred{trace.OfKind(trace.KindSYN), func(e trace.Event) bool { return !e.Retransmit && e.T < time.Second }},
+		Ignore: []string{"peer", "port", "backend", "sc"}, Tolerance: 5 * time.Millisecond}
+	// The replay's addresses are the scenario's own (b1, b2, …): compare
+	// the field's attempts renamed to them.
+	renamed := &trace.Trace{Events: replay.Rename(trace.Select(field.Events, trace.OfKind(trace.KindSYN)), s, m, runner.AddrOf)}
+	if res := compare.Traces(renamed, replayed, syns); !res.Equal() {
+		t.Errorf("the replay's attempts differ from the field's:\n%s", res)
+	}
+}
+
+// TestFromCapture_RefusedAndNoAttempt verifies an attempt refused at once
+// is a reset, and a capture with no attempt is an error that says so.
+func TestFromCapture_RefusedAndNoAttempt(t *testing.T) {
+	a := "198.18.0.10:443"
+	evs := []trace.Event{
+		{T: 0, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: a, Port: 40000},
+		{T: time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindRST, Addr: a, Port: 40000},
+	}
+	s, m, err := replay.FromCapture(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []scenario.SetFault
+	for _, st := range s.Steps {
+		if f, ok := st.Action.(scenario.SetFault); ok {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Addr != m[a] || got[0].Fault != scenario.Reset {
+		t.Errorf("faults %+v, want %s reset", got, m[a])
+	}
+	if _, _, err := replay.FromCapture([]trace.Event{{Kind: trace.KindDNSQuery, Detail: "A x.example NOERROR"}}); err == nil {
+		t.Error("a capture with no attempt gave an environment")
+	}
+}
