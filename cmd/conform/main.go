@@ -33,6 +33,7 @@ func commands() []command {
 		{"verify", "run the suites against a third-party implementation (grpc-go, grpc-js, grpcio) in the lab: a matrix", runVerify},
 		{"requirements", "the requirement catalogue, and which specs check each requirement", runRequirements},
 		{"try", "run your own scenario files against an implementation; traces, and where it departs from the reference", runTry},
+		{"replay", "reproduce a field bug: a capture (pcap) or trace → its environment as a scenario → replayed in the lab", runReplay},
 		{"diff", "compare two traces (or packet captures) lane by lane: the first divergence, in context", runDiff},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}

@@ -45,8 +45,11 @@ func FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
 // thresholds.
 func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
 	in = in.withDefaults()
-	evs = slices.Clone(evs)
+	evs = trace.Select(evs, trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST, trace.KindDNSQuery, trace.KindRPCResult))
 	slices.SortStableFunc(evs, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
+	if len(evs) == 0 {
+		return nil, nil, fmt.Errorf("replay: environment of a capture: no connection attempt, DNS answer or RPC result in it")
+	}
 	m, backends, updates, err := mapCaptured(evs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: environment of a capture: %w", err)

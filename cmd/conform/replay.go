@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/replay"
+	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+)
+
+const replayUsage = `Usage:
+  conform replay [flags] FIELD
+      Reproduces a field bug. FIELD is what a client showed in the field: a
+      packet capture taken on its host (.pcap or .pcapng, as tcpdump writes
+      them; harness/replay/pcap's documentation gives the command) or a
+      trace. conform infers the environment the client saw — which address
+      answered, refused or hung, and when; the resolver's addresses; the
+      RPCs — writes it as a scenario file you can read and edit (the
+      inference's uncertainties are in its description), replays it in the
+      lab against each --impl and the reference, and says for each whether
+      the replay shows what the field showed: the first divergence of its
+      connection attempts, with the field's as expected. Nothing is re-sent
+      from the capture; every replay stays inside the lab.
+
+  Examples:
+      sudo conform replay --lb pick_first --impl grpc-go@v1.85.0 --impl grpc-go@v1.55.0 client.pcapng
+      conform replay --mode sim --out /tmp/replay field.jsonl
+
+Flags:
+`
+
+type replayFlags struct {
+	tryFlags
+	impls implList
+	lb    string
+}
+
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f := replayFlags{tryFlags: tryFlags{impl: "reference"}}
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Var(&f.impls, "impl", "an implementation to replay against (repeat; the reference always runs too)")
+	fs.StringVar(&f.lb, "lb", "", "the client's LB policy, in standard names (pick_first, round_robin); default the implementation's")
+	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
+	fs.StringVar(&f.out, "out", "conform-replay", "the directory the inferred scenario and the replays' traces are written into")
+	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the replays' randomness")
+	fs.Usage = func() { fmt.Fprint(stderr, replayUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		return exitError{2}
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return badUsage("replay: want one field capture or trace; got %d arguments", fs.NArg())
+	}
+	impls, mode, err := f.resolve()
+	if err != nil {
+		return err
+	}
+	field, err := readAnyTrace(fs.Arg(0))
+	if err != nil {
+		return usageError{err}
+	}
+	s, m, err := replay.FromCapture(field.Events)
+	if err != nil {
+		return usageError{fmt.Errorf("%s: %w", fs.Arg(0), err)}
+	}
+	s.Client.LBPolicy = f.lb
+	path, err := f.writeScenario(s)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "the environment, inferred from %s: %s\n%s\n\n", fs.Arg(0), path, indentLines(s.Description))
+	expected := &trace.Trace{Events: replay.Rename(field.Events, s, m, runner.AddrOf)}
+	for _, impl := range impls {
+		f.replayOne(ctx, s, impl, mode, expected, stdout)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// resolve is the implementations to replay against, the reference first,
+// and the mode.
+func (f replayFlags) resolve() ([]runner.Impl, trace.Mode, error) {
+	_, mode, err := f.tryFlags.resolve()
+	if err != nil {
+		return nil, "", err
+	}
+	impls := []runner.Impl{runner.Reference}
+	for _, arg := range f.impls {
+		rel, err := driver.ParseRelease(arg)
+		if err != nil {
+			return nil, "", usageError{err}
+		}
+		impls = append(impls, runner.Driver{Impl: rel})
+	}
+	return impls, mode, nil
+}
+
+// writeScenario writes s as a scenario file into the out directory.
+func (f replayFlags) writeScenario(s *scenario.Scenario) (string, error) {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return "", badUsage("replay: --out %s: %v", f.out, err)
+	}
+	b, err := scenario.Encode(s)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(f.out, s.Name+".yaml")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+// replayOne replays s against impl and says whether its connection attempts
+// are the field's.
+func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, field *trace.Trace, w io.Writer) {
+	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed})
+	path := f.write(s, impl, mode, tr, w)
+	if err != nil {
+		fmt.Fprintf(w, "%s (%s): the replay did not run through: %v\n\n", impl, mode, err)
+		return
+	}
+	res := compare.Traces(field, tr, attemptsView())
+	verdict := "reproduces the field's connection attempts"
+	if !res.Equal() {
+		verdict = "departs from the field"
+	}
+	fmt.Fprintf(w, "%s (%s): %s → %s\n%s\n\n", impl, mode, verdict, path, indentLines(res.String()))
+}
+
+// fieldTolerance is how far a replay's event may be from the field's: a
+// field capture's timestamps are the client host's, under its own load.
+const fieldTolerance = 20 * time.Millisecond
+
+// attemptsView compares connection attempts and their fate, the evidence
+// any capture has, within fieldTolerance.
+func attemptsView() compare.Options {
+	return compare.Options{
+		Select:    []trace.Pred{trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST)},
+		Ignore:    []string{"peer", "port", "backend"},
+		Tolerance: fieldTolerance,
+	}
+}
