@@ -35,7 +35,7 @@ type Check struct {
 // or not-applicable when tr lacks the evidence the check needs.
 func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	out := make([]Result, 0, len(checks))
-	names := checkNames(checks)
+	names := CheckNames(checks)
 	for i, c := range checks {
 		r := s.result(c.Requirement, Pass, "")
 		r.Check = names[i]
@@ -50,9 +50,9 @@ func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	return out
 }
 
-// checkNames names each check for its row: its Name; "" when it is its
+// CheckNames names each check for its row: its Name; "" when it is its
 // requirement's only check; else "#n", its place among them.
-func checkNames(checks []Check) []string {
+func CheckNames(checks []Check) []string {
 	per := map[string]int{}
 	for _, c := range checks {
 		per[c.Requirement]++
