@@ -66,12 +66,13 @@ var (
 
 // fields are the keys an entry may have, in the order documentation lists them.
 var fields = []string{"id", "doc", "revision", "section", "text", "scope", "note", "differs_from", "via", "via_section",
-	"judged", "judged_because"}
+	"judged", "judged_because", "impls", "unless_can", "can", "env", "applies_because"}
 
 // entry is a requirement with the line of each of its fields.
 type entry struct {
 	Requirement
-	lines map[string]int
+	lines  map[string]int
+	values map[string]string // the fields as written, for those validation reads
 }
 
 func (e *entry) lineOf(field string) int {
@@ -192,6 +193,7 @@ func (p *parser) entry(n *yaml.Node) *entry {
 	e.ViaSection = values["via_section"]
 	e.Judged = Judged(values["judged"])
 	e.JudgedBecause = values["judged_because"]
+	e.values = values
 	return e
 }
 
@@ -286,6 +288,7 @@ func (p *parser) validateEntry(e *entry) {
 		p.addf(e.lineOf("revision"), id, "a %s-only entry needs differs_from or a note saying why the other revision has none", e.Revision)
 	}
 	p.validateJudged(e)
+	p.parseApplies(e, e.values)
 	switch {
 	case e.Via == "" && e.ViaSection != "":
 		p.addf(e.lineOf("via_section"), id, "via_section without via")

@@ -103,6 +103,9 @@ type Requirement struct {
 	// reference-only or not-checkable one cannot be judged from outside.
 	Judged        Judged
 	JudgedBecause string
+	// Applies is where the document scopes the statement (a language, a
+	// feature, an environment switch); the zero Applies scopes nothing.
+	Applies Applies
 	// Line is the entry's line in catalogue.yaml.
 	Line int
 }
