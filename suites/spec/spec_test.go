@@ -79,6 +79,26 @@ func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 	}
 }
 
+// TestJudge_OutOfScopeIsNotApplicable verifies that Judge gives an
+// implementation the document scopes a rule away from not-applicable for
+// it, with the document's words, whether the run went through or its
+// implementation crashed; one in scope is judged. A61 makes least_request
+// "Java and Go only".
+func TestJudge_OutOfScopeIsNotApplicable(t *testing.T) {
+	s := tinySpec(Check{Requirement: "A61-LR-COUNT-PER-ENDPOINT", Assert: answeredBy("b9")})
+	tr := &trace.Trace{Header: trace.NewHeader(s.Scenario, "grpcio", Lab, 1)}
+	for _, err := range []error{nil, fmt.Errorf("step 3: %w", crashErr{})} {
+		o := Judge(s, Lab, tr, err)
+		if len(o.Results) != 1 || o.Results[0].Verdict != verdict.NotApplicable || !strings.Contains(o.Results[0].Evidence, `"Java and Go only"`) {
+			t.Errorf("grpcio, error %v: %+v, want not-applicable with A61's words", err, o.Results)
+		}
+	}
+	tr.Header.Impl = "grpc-go"
+	if o := Judge(s, Lab, tr, nil); o.Results[0].Verdict != verdict.Fail {
+		t.Errorf("grpc-go: %+v, want the check's fail", o.Results)
+	}
+}
+
 // TestGolden_MissingThenEqualThenChanged verifies the golden-trace cycle:
 // no golden fails with the command to run, a recorded one matches, and a
 // changed behaviour fails with the divergence.
