@@ -142,8 +142,9 @@ func (c *Coverage) Totals() []Total {
 
 // Render writes the table `conform requirements` prints: one block per
 // requirement (ID, document, revision, scope and section on the first line;
-// the text, how it is judged with the reason, then the specs that check it
-// or UNCOVERED, indented below), then totals per document, then any unknown
+// the text, how it is judged with the reason, where the document scopes it
+// with the document's words, then the specs that check it or UNCOVERED,
+// indented below), then totals per document, then any unknown
 // IDs. No line is wider than
 // width columns (DefaultWidth when width <= 0, at least 60): text and spec
 // names wrap at spaces, sections are truncated with "..." and move to a
@@ -180,6 +181,9 @@ func (c *Coverage) Render(w io.Writer, width int) error {
 			fmt.Fprintln(bw, indent+l)
 		}
 		writeReason(bw, indent+"judged: ", string(r.Judged), r.JudgedBecause, width)
+		if r.Applies.Scoped() {
+			writeReason(bw, indent+"applies: ", r.Applies.String(), r.Applies.Because, width)
+		}
 		switch {
 		case r.Covered():
 			writeList(bw, indent+"checked by: ", r.CheckedBy, width)
@@ -231,6 +235,15 @@ func writeList(w io.Writer, prefix string, items []string, width int) {
 // totals per document and over all (as Totals counts them), and the IDs
 // the specs name that are not requirements, with the specs naming them.
 func (c *Coverage) JSON(w io.Writer) error {
+	type applies struct {
+		Impls     []string `json:"impls,omitempty"`
+		Except    bool     `json:"except,omitempty"` // impls are the languages the rule is not for
+		UnlessCan string   `json:"unless_can,omitempty"`
+		Can       string   `json:"can,omitempty"`
+		CanNot    bool     `json:"can_not,omitempty"`
+		Env       string   `json:"env,omitempty"` // NAME=value or NAME!=value
+		Because   string   `json:"because"`
+	}
 	type row struct {
 		ID            string   `json:"id"`
 		Doc           Doc      `json:"doc"`
@@ -241,6 +254,7 @@ func (c *Coverage) JSON(w io.Writer) error {
 		Note          string   `json:"note,omitempty"`
 		Judged        Judged   `json:"judged"`
 		JudgedBecause string   `json:"judged_because,omitempty"`
+		Applies       *applies `json:"applies,omitempty"`
 		CheckedBy     []string `json:"checked_by"`
 	}
 	type totalAll struct {
@@ -254,10 +268,17 @@ func (c *Coverage) JSON(w io.Writer) error {
 		Unknown      map[string][]string `json:"unknown,omitempty"`
 	}{Requirements: []row{}, Unknown: c.unknown}
 	for _, r := range c.rows {
-		out.Requirements = append(out.Requirements, row{
+		o := row{
 			ID: r.ID, Doc: r.Doc, Revision: r.Revision, Scope: r.Scope, Section: r.Section, Text: r.Text, Note: r.Note,
 			Judged: r.Judged, JudgedBecause: r.JudgedBecause, CheckedBy: append([]string{}, r.CheckedBy...),
-		})
+		}
+		if a := r.Applies; a.Scoped() {
+			o.Applies = &applies{Impls: a.Langs, Except: a.Except, UnlessCan: a.UnlessCan, Can: a.Can, CanNot: a.CanNot, Because: a.Because}
+			if a.Env != "" {
+				o.Applies.Env = a.Env + map[bool]string{false: "=", true: "!="}[a.EnvNot] + a.EnvValue
+			}
+		}
+		out.Requirements = append(out.Requirements, o)
 	}
 	var all Total
 	for _, t := range c.Totals() {
@@ -271,13 +292,19 @@ func (c *Coverage) JSON(w io.Writer) error {
 }
 
 // writeReason writes what after prefix and, when there is one, the reason
-// below it, wrapped and aligned under what.
+// below it, both wrapped and aligned under what's start.
 func writeReason(w io.Writer, prefix, what, reason string, width int) {
-	fmt.Fprintln(w, prefix+what)
+	pad := strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	for i, l := range wrap(what, width-len(pad)) {
+		if i == 0 {
+			fmt.Fprintln(w, prefix+l)
+		} else {
+			fmt.Fprintln(w, pad+l)
+		}
+	}
 	if reason == "" {
 		return
 	}
-	pad := strings.Repeat(" ", utf8.RuneCountInString(prefix))
 	for _, l := range wrap(reason, width-len(pad)) {
 		fmt.Fprintln(w, pad+l)
 	}

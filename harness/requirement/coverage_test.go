@@ -21,7 +21,9 @@ func testReqs() []Requirement {
 			Judged: ReferenceOnly, JudgedBecause: "The timer is the policy's."},
 		{ID: "A61-XDS-ADDITIONAL-ADDRESSES", Doc: A61, Revision: Both, Scope: XDS,
 			Section: "Support Multiple Addresses Per Endpoint in xDS, with a heading made long enough to need truncating", Text: "Extra addresses.",
-			Judged: BlackBox},
+			Judged: BlackBox, Applies: Applies{Langs: []string{Go, Node}, Except: true, UnlessCan: "a_capability_with_a_long_name",
+				Env: "GRPC_EXPERIMENTAL_LONG_SWITCH", EnvValue: "true", EnvNot: true,
+				Because: "A61, Temporary environment variable protection: the words of the document, long enough to wrap."}},
 		{ID: "A61-RESOLVER-ENDPOINT-ATTRIBUTES", Doc: A61, Revision: Both, Scope: Core, Section: "Attributes Returned by the Resolver", Text: "An API.",
 			Judged: NotCheckable, JudgedBecause: "The shape of an API."},
 	}
@@ -133,6 +135,10 @@ func TestCoverage_Render(t *testing.T) {
 		}
 		if !strings.Contains(flat, "checked by: "+long+" pick_first default delay [sim]") {
 			t.Errorf("width %d: checked-by list lost:\n%s", width, out)
+		}
+		if !strings.Contains(flat, "applies: impls not go, node unless can a_capability_with_a_long_name; "+
+			"env GRPC_EXPERIMENTAL_LONG_SWITCH!=true A61, Temporary environment variable protection: the words") {
+			t.Errorf("width %d: where the document scopes A61-XDS-ADDITIONAL-ADDRESSES is lost:\n%s", width, out)
 		}
 		if got := strings.Count(out, "    UNCOVERED\n"); got != 4 {
 			t.Errorf("width %d: %d UNCOVERED rows, want 4 (a not-checkable one is never uncovered):\n%s", width, got, out)

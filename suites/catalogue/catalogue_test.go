@@ -4,10 +4,13 @@
 package catalogue
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/a56"
@@ -95,4 +98,53 @@ func fromOutside(tr *trace.Trace) *trace.Trace {
 		out.Events = append(out.Events, e)
 	}
 	return out
+}
+
+// TestCatalogue_ScopesNameWhatRunsShow verifies that the catalogue's scopes
+// are written in the names runs show: capabilities drivers declare,
+// switches scenarios set, implementations conform runs, and the
+// reference's name.
+func TestCatalogue_ScopesNameWhatRunsShow(t *testing.T) {
+	caps := []string{driver.CanEndpoints, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle,
+		driver.CanWaitForReady, driver.CanXDS, driver.CanResolver, driver.CanAttemptDelay, driver.CanEndpointAttributes,
+		driver.CanSessionMetadata}
+	for _, r := range requirement.All() {
+		a := r.Applies
+		for _, c := range []string{a.UnlessCan, a.Can} {
+			if c != "" && !slices.Contains(caps, c) {
+				t.Errorf("harness/requirement/%s:%d: %s: %q is no capability a driver declares (%s)", requirement.FileName, r.Line, r.ID, c, strings.Join(caps, ", "))
+			}
+		}
+		if a.Env != "" && !slices.Contains(scenario.EnvVars(), a.Env) {
+			t.Errorf("harness/requirement/%s:%d: %s: %s is no switch a scenario sets (%s)", requirement.FileName, r.Line, r.ID, a.Env, strings.Join(scenario.EnvVars(), ", "))
+		}
+	}
+	for _, impl := range []string{driver.GRPCGo, driver.GRPCJS, driver.GRPCIO} {
+		if requirement.LanguageOf(impl) == "" {
+			t.Errorf("conform runs %s, whose language the catalogue's scopes do not know", impl)
+		}
+	}
+	if requirement.Reference != driver.Reference {
+		t.Errorf("requirement.Reference = %q, the reference's driver is %q", requirement.Reference, driver.Reference)
+	}
+}
+
+// TestCatalogue_SpecsRunInTheirRulesSwitches verifies that every spec
+// checking a rule the document scopes by an environment switch runs its
+// client in that scope: the reference, never scoped away, is otherwise
+// judged on a run the rule does not speak of.
+func TestCatalogue_SpecsRunInTheirRulesSwitches(t *testing.T) {
+	for _, s := range allSpecs() {
+		for _, id := range s.Requirements() {
+			r, _ := requirement.ByID(id)
+			a := r.Applies
+			if a.Env == "" {
+				continue
+			}
+			if set := s.Scenario.Client.Env[a.Env] == a.EnvValue; set == a.EnvNot {
+				t.Errorf("harness/requirement/%s:%d: %s, spec %s: the rule holds with %s (%s), and the spec's client runs with %v",
+					requirement.FileName, r.Line, id, s.Name(), a, a.Because, s.Scenario.Client.Env)
+			}
+		}
+	}
 }
