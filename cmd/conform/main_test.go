@@ -143,6 +143,48 @@ func TestRequirements_ListsCoveredAndUncovered(t *testing.T) {
 	}
 }
 
+// TestRequirements_SaysHowEachIsJudged verifies the table shows how each
+// requirement is judged, with the reason where it cannot be from outside,
+// and counts them per document; and that --json carries the same, with
+// counts adding up to the catalogue.
+func TestRequirements_SaysHowEachIsJudged(t *testing.T) {
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"requirements", "--doc", "a75"}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"judged: black-box", "judged: reference-only", "judged: not-checkable",
+		"conform records no client metrics", "BLACK-BOX  REF-ONLY  NOT-CHECKABLE  UNCOVERED"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("requirements output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := run(context.Background(), []string{"requirements", "--json"}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Requirements []struct {
+			ID            string   `json:"id"`
+			Judged        string   `json:"judged"`
+			JudgedBecause string   `json:"judged_because"`
+			CheckedBy     []string `json:"checked_by"`
+		} `json:"requirements"`
+		All map[string]int `json:"all"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out.String())
+	}
+	if len(got.Requirements) == 0 || got.All["total"] != len(got.Requirements) ||
+		got.All["black_box"]+got.All["reference_only"]+got.All["not_checkable"]+got.All["uncovered"] != got.All["total"] {
+		t.Errorf("--json: %d requirements, counts %v", len(got.Requirements), got.All)
+	}
+	for _, r := range got.Requirements {
+		if r.Judged == "" || (r.Judged != "black-box") != (r.JudgedBecause != "") {
+			t.Errorf("--json: %s judged %q because %q", r.ID, r.Judged, r.JudgedBecause)
+		}
+	}
+}
+
 // TestVerify_NeedsAnImplAndSaysWhich verifies verify's argument errors.
 func TestVerify_NeedsAnImplAndSaysWhich(t *testing.T) {
 	for _, tc := range []struct {

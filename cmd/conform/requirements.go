@@ -11,11 +11,15 @@ import (
 )
 
 const requirementsUsage = `Usage:
-  conform requirements [--doc A61] [--width 100]
+  conform requirements [--doc A61] [--width 100] [--json]
       Prints the requirement catalogue — every checkable statement of A61,
       A62, A56 and A75, with its document, revision and section — and, for each,
-      the specs that check it. Requirements no spec checks are listed as
-      UNCOVERED, never hidden.
+      how it is judged (black-box: on any implementation, from what a client
+      shows from outside; reference-only: only the reference's policy events
+      show it; not-checkable: nothing can tell, with the reason) and the specs
+      that check it. Requirements no spec checks are listed as UNCOVERED, never
+      hidden. Then the counts per document: black-box, reference-only,
+      not-checkable, uncovered.
 
 Flags:
 `
@@ -25,6 +29,7 @@ func runRequirements(_ context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	doc := fs.String("doc", "", "only this document (A61, A62, A56, A75)")
 	width := fs.Int("width", requirement.DefaultWidth, "the table's width in columns")
+	asJSON := fs.Bool("json", false, "print the catalogue and the counts as JSON instead of the table")
 	fs.Usage = func() { fmt.Fprint(stderr, requirementsUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
@@ -47,5 +52,9 @@ func runRequirements(_ context.Context, args []string, stdout, stderr io.Writer)
 			}
 		}
 	}
-	return requirement.NewCoverage(reqs, checkedBy).Render(stdout, *width)
+	c := requirement.NewCoverage(reqs, checkedBy)
+	if *asJSON {
+		return c.JSON(stdout)
+	}
+	return c.Render(stdout, *width)
 }

@@ -2,6 +2,7 @@ package requirement
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -31,11 +32,42 @@ type Row struct {
 // Covered reports whether some spec checks the requirement.
 func (r Row) Covered() bool { return len(r.CheckedBy) > 0 }
 
-// Total counts one document's requirements.
+// Total counts one document's requirements by how they are judged. The
+// counts split the document's requirements: BlackBox and ReferenceOnly
+// count those some spec checks, NotCheckable those nothing can check, and
+// Uncovered the checkable ones no spec checks yet.
 type Total struct {
-	Doc       Doc
-	Covered   int
-	Uncovered int
+	Doc           Doc `json:"doc,omitempty"`
+	BlackBox      int `json:"black_box"`
+	ReferenceOnly int `json:"reference_only"`
+	NotCheckable  int `json:"not_checkable"`
+	Uncovered     int `json:"uncovered"`
+}
+
+// All is the number of requirements t counts.
+func (t Total) All() int { return t.BlackBox + t.ReferenceOnly + t.NotCheckable + t.Uncovered }
+
+// Covered is the number of requirements t counts that some spec checks.
+func (t Total) Covered() int { return t.BlackBox + t.ReferenceOnly }
+
+func (t *Total) add(o Total) {
+	t.BlackBox += o.BlackBox
+	t.ReferenceOnly += o.ReferenceOnly
+	t.NotCheckable += o.NotCheckable
+	t.Uncovered += o.Uncovered
+}
+
+func (t *Total) count(r Row) {
+	switch {
+	case r.Judged == NotCheckable:
+		t.NotCheckable++
+	case !r.Covered():
+		t.Uncovered++
+	case r.Judged == ReferenceOnly:
+		t.ReferenceOnly++
+	default:
+		t.BlackBox++
+	}
 }
 
 // NewCoverage joins reqs with checkedBy, a map from requirement ID to the
@@ -94,28 +126,26 @@ func (c *Coverage) Unknown() []string {
 	return ids
 }
 
-// Totals counts covered and uncovered requirements per document, for the
-// documents that have requirements, in document order.
+// Totals counts the requirements per document by how they are judged (and
+// the uncovered ones), for the documents that have requirements, in
+// document order.
 func (c *Coverage) Totals() []Total {
 	var out []Total
 	for _, r := range c.rows {
 		if len(out) == 0 || out[len(out)-1].Doc != r.Doc {
 			out = append(out, Total{Doc: r.Doc})
 		}
-		t := &out[len(out)-1]
-		if r.Covered() {
-			t.Covered++
-		} else {
-			t.Uncovered++
-		}
+		out[len(out)-1].count(r)
 	}
 	return out
 }
 
 // Render writes the table `conform requirements` prints: one block per
 // requirement (ID, document, revision, scope and section on the first line;
-// the text, then the specs that check it or UNCOVERED, indented below),
-// then totals per document, then any unknown IDs. No line is wider than
+// the text, how it is judged with the reason, where the document scopes it
+// with the document's words, then the specs that check it or UNCOVERED,
+// indented below), then totals per document, then any unknown
+// IDs. No line is wider than
 // width columns (DefaultWidth when width <= 0, at least 60): text and spec
 // names wrap at spaces, sections are truncated with "..." and move to a
 // line of their own when the table is too narrow. IDs are never cut.
@@ -150,22 +180,31 @@ func (c *Coverage) Render(w io.Writer, width int) error {
 		for _, l := range wrap(r.Text, width-len(indent)) {
 			fmt.Fprintln(bw, indent+l)
 		}
-		if !r.Covered() {
-			fmt.Fprintln(bw, indent+"UNCOVERED")
-			continue
+		writeReason(bw, indent+"judged: ", string(r.Judged), r.JudgedBecause, width)
+		if r.Applies.Scoped() {
+			writeReason(bw, indent+"applies: ", r.Applies.String(), r.Applies.Because, width)
 		}
-		writeList(bw, indent+"checked by: ", r.CheckedBy, width)
+		switch {
+		case r.Covered():
+			writeList(bw, indent+"checked by: ", r.CheckedBy, width)
+		case r.Judged != NotCheckable:
+			fmt.Fprintln(bw, indent+"UNCOVERED")
+		}
 	}
 
 	fmt.Fprintln(bw)
-	fmt.Fprintf(bw, "%-5s %8s %8s %10s\n", "DOC", "TOTAL", "COVERED", "UNCOVERED")
+	const totals = "%-5s %5v %10v %9v %14v %10v\n"
+	fmt.Fprintf(bw, totals, "DOC", "TOTAL", "BLACK-BOX", "REF-ONLY", "NOT-CHECKABLE", "UNCOVERED")
 	var all Total
 	for _, t := range c.Totals() {
-		fmt.Fprintf(bw, "%-5s %8d %8d %10d\n", t.Doc, t.Covered+t.Uncovered, t.Covered, t.Uncovered)
-		all.Covered += t.Covered
-		all.Uncovered += t.Uncovered
+		fmt.Fprintf(bw, totals, t.Doc, t.All(), t.BlackBox, t.ReferenceOnly, t.NotCheckable, t.Uncovered)
+		all.add(t)
 	}
-	fmt.Fprintf(bw, "%-5s %8d %8d %10d\n", "all", all.Covered+all.Uncovered, all.Covered, all.Uncovered)
+	fmt.Fprintf(bw, totals, "all", all.All(), all.BlackBox, all.ReferenceOnly, all.NotCheckable, all.Uncovered)
+	for _, l := range wrap("black-box and ref-only (reference-only) count the requirements some spec "+
+		"checks; uncovered, the checkable ones no spec checks yet.", width) {
+		fmt.Fprintln(bw, l)
+	}
 
 	if ids := c.Unknown(); len(ids) > 0 {
 		fmt.Fprintln(bw)
@@ -188,6 +227,86 @@ func writeList(w io.Writer, prefix string, items []string, width int) {
 			fmt.Fprintln(w, lead+l)
 			lead = pad
 		}
+	}
+}
+
+// JSON writes the coverage as one JSON object: the requirements (in Rows'
+// order, each with how it is judged and the specs that check it), the
+// totals per document and over all (as Totals counts them), and the IDs
+// the specs name that are not requirements, with the specs naming them.
+func (c *Coverage) JSON(w io.Writer) error {
+	type applies struct {
+		Impls     []string `json:"impls,omitempty"`
+		Except    bool     `json:"except,omitempty"` // impls are the languages the rule is not for
+		UnlessCan string   `json:"unless_can,omitempty"`
+		Can       string   `json:"can,omitempty"`
+		CanNot    bool     `json:"can_not,omitempty"`
+		Env       string   `json:"env,omitempty"` // NAME=value or NAME!=value
+		Because   string   `json:"because"`
+	}
+	type row struct {
+		ID            string   `json:"id"`
+		Doc           Doc      `json:"doc"`
+		Revision      Revision `json:"revision"`
+		Scope         Scope    `json:"scope"`
+		Section       string   `json:"section"`
+		Text          string   `json:"text"`
+		Note          string   `json:"note,omitempty"`
+		Judged        Judged   `json:"judged"`
+		JudgedBecause string   `json:"judged_because,omitempty"`
+		Applies       *applies `json:"applies,omitempty"`
+		CheckedBy     []string `json:"checked_by"`
+	}
+	type totalAll struct {
+		Total
+		N int `json:"total"`
+	}
+	out := struct {
+		Requirements []row               `json:"requirements"`
+		Totals       []totalAll          `json:"totals"`
+		All          totalAll            `json:"all"`
+		Unknown      map[string][]string `json:"unknown,omitempty"`
+	}{Requirements: []row{}, Unknown: c.unknown}
+	for _, r := range c.rows {
+		o := row{
+			ID: r.ID, Doc: r.Doc, Revision: r.Revision, Scope: r.Scope, Section: r.Section, Text: r.Text, Note: r.Note,
+			Judged: r.Judged, JudgedBecause: r.JudgedBecause, CheckedBy: append([]string{}, r.CheckedBy...),
+		}
+		if a := r.Applies; a.Scoped() {
+			o.Applies = &applies{Impls: a.Langs, Except: a.Except, UnlessCan: a.UnlessCan, Can: a.Can, CanNot: a.CanNot, Because: a.Because}
+			if a.Env != "" {
+				o.Applies.Env = a.Env + map[bool]string{false: "=", true: "!="}[a.EnvNot] + a.EnvValue
+			}
+		}
+		out.Requirements = append(out.Requirements, o)
+	}
+	var all Total
+	for _, t := range c.Totals() {
+		out.Totals = append(out.Totals, totalAll{t, t.All()})
+		all.add(t)
+	}
+	out.All = totalAll{all, all.All()}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// writeReason writes what after prefix and, when there is one, the reason
+// below it, both wrapped and aligned under what's start.
+func writeReason(w io.Writer, prefix, what, reason string, width int) {
+	pad := strings.Repeat(" ", utf8.RuneCountInString(prefix))
+	for i, l := range wrap(what, width-len(pad)) {
+		if i == 0 {
+			fmt.Fprintln(w, prefix+l)
+		} else {
+			fmt.Fprintln(w, pad+l)
+		}
+	}
+	if reason == "" {
+		return
+	}
+	for _, l := range wrap(reason, width-len(pad)) {
+		fmt.Fprintln(w, pad+l)
 	}
 }
 

@@ -17,6 +17,10 @@ import (
 // paragraph of the document.
 const MaxTextLen = 160
 
+// MaxReasonLen bounds a reason (judged_because): one line, a sentence or
+// two.
+const MaxReasonLen = 240
+
 // MaxIDLen bounds an ID, so the coverage table keeps room for the section
 // in 100 columns.
 const MaxIDLen = 36
@@ -61,12 +65,14 @@ var (
 )
 
 // fields are the keys an entry may have, in the order documentation lists them.
-var fields = []string{"id", "doc", "revision", "section", "text", "scope", "note", "differs_from", "via", "via_section"}
+var fields = []string{"id", "doc", "revision", "section", "text", "scope", "note", "differs_from", "via", "via_section",
+	"judged", "judged_because", "impls", "unless_can", "can", "env", "applies_because"}
 
 // entry is a requirement with the line of each of its fields.
 type entry struct {
 	Requirement
-	lines map[string]int
+	lines  map[string]int
+	values map[string]string // the fields as written, for those validation reads
 }
 
 func (e *entry) lineOf(field string) int {
@@ -185,6 +191,9 @@ func (p *parser) entry(n *yaml.Node) *entry {
 	e.DiffersFrom = values["differs_from"]
 	e.Via = values["via"]
 	e.ViaSection = values["via_section"]
+	e.Judged = Judged(values["judged"])
+	e.JudgedBecause = values["judged_because"]
+	e.values = values
 	return e
 }
 
@@ -278,6 +287,8 @@ func (p *parser) validateEntry(e *entry) {
 	if (e.Revision == Seed || e.Revision == Latest) && e.DiffersFrom == "" && e.Note == "" {
 		p.addf(e.lineOf("revision"), id, "a %s-only entry needs differs_from or a note saying why the other revision has none", e.Revision)
 	}
+	p.validateJudged(e)
+	p.parseApplies(e, e.values)
 	switch {
 	case e.Via == "" && e.ViaSection != "":
 		p.addf(e.lineOf("via_section"), id, "via_section without via")
@@ -289,6 +300,43 @@ func (p *parser) validateEntry(e *entry) {
 	case e.ViaSection == "":
 		p.addf(e.lineOf("via"), id, "via needs via_section, the heading in %s", e.Via)
 	}
+}
+
+// validateJudged checks how the entry says it is judged: one of the
+// judgements, with the reason a reference-only or not-checkable entry
+// cannot be judged from outside, and none for a black-box one.
+func (p *parser) validateJudged(e *entry) {
+	id := e.ID
+	switch e.Judged {
+	case "":
+		p.addf(e.Line, id, "missing judged (%s)", joinJudgements())
+		return
+	case BlackBox:
+		if e.JudgedBecause != "" {
+			p.addf(e.lineOf("judged_because"), id, "judged_because is for %s and %s entries; a black-box one is judged from outside", ReferenceOnly, NotCheckable)
+		}
+		return
+	case ReferenceOnly, NotCheckable:
+	default:
+		p.addf(e.lineOf("judged"), id, "unknown judged %q (%s)", e.Judged, joinJudgements())
+		return
+	}
+	switch {
+	case e.JudgedBecause == "":
+		p.addf(e.lineOf("judged"), id, "a %s entry needs judged_because: what a client shows from outside cannot tell", e.Judged)
+	case strings.ContainsAny(e.JudgedBecause, "\r\n"):
+		p.addf(e.lineOf("judged_because"), id, "judged_because must be one line")
+	case len([]rune(e.JudgedBecause)) > MaxReasonLen:
+		p.addf(e.lineOf("judged_because"), id, "judged_because is %d characters; say it in at most %d", len([]rune(e.JudgedBecause)), MaxReasonLen)
+	}
+}
+
+func joinJudgements() string {
+	s := make([]string, len(Judgements))
+	for i, j := range Judgements {
+		s[i] = string(j)
+	}
+	return strings.Join(s, ", ")
 }
 
 func joinDocs() string {

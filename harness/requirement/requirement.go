@@ -58,6 +58,31 @@ const (
 	XDS Scope = "xds"
 )
 
+// Judged says how a requirement is judged (DESIGN.md, "How a verdict is
+// reached"): from what any client shows from outside, from the reference's
+// own policy events only, or not at all.
+type Judged string
+
+const (
+	// BlackBox requirements are judged on any implementation, from what a
+	// client shows from outside: packets (SYNs and their fates, kernel
+	// timestamps), channel states, RPC results and the backend that served
+	// them, re-resolution (DNS queries, resolve-now), xDS requests with
+	// their ACKs and NACKs.
+	BlackBox Judged = "black-box"
+	// ReferenceOnly requirements show only in the policy's own events (its
+	// timers, its subchannels, which child it chose): they are judged on
+	// the reference, whose trace records them.
+	ReferenceOnly Judged = "reference-only"
+	// NotCheckable requirements have no effect a client shows from outside
+	// and none the reference's events show either (a MAY with no visible
+	// effect, the shape of an internal API): no check judges them.
+	NotCheckable Judged = "not-checkable"
+)
+
+// Judgements lists the ways of judging, in the order tables count them.
+var Judgements = []Judged{BlackBox, ReferenceOnly, NotCheckable}
+
 // Requirement is one checkable statement of a gRFC.
 type Requirement struct {
 	ID       string   // stable, upper case, prefixed with Doc: "A61-HE-DELAY-DEFAULT"
@@ -74,6 +99,13 @@ type Requirement struct {
 	// a latest statement comes from one ("A115", "Proposal").
 	Via        string
 	ViaSection string
+	// Judged says how the statement is judged; JudgedBecause says why a
+	// reference-only or not-checkable one cannot be judged from outside.
+	Judged        Judged
+	JudgedBecause string
+	// Applies is where the document scopes the statement (a language, a
+	// feature, an environment switch); the zero Applies scopes nothing.
+	Applies Applies
 	// Line is the entry's line in catalogue.yaml.
 	Line int
 }

@@ -115,6 +115,7 @@ func TestParse_BadCatalogues(t *testing.T) {
   revision: both
   section: S
   text: T
+  judged: black-box
 `
 	tests := []struct {
 		name, yaml string
@@ -123,109 +124,139 @@ func TestParse_BadCatalogues(t *testing.T) {
 		{
 			name: "duplicate id",
 			yaml: good + good,
-			want: []string{"bad.yaml:6: A61-GOOD: duplicate id (first at line 1)"},
+			want: []string{"bad.yaml:7: A61-GOOD: duplicate id (first at line 1)"},
 		},
 		{
 			name: "id prefix not its doc",
-			yaml: good + "- id: A62-WRONG\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
-			want: []string{`bad.yaml:6: A62-WRONG: id must start with its doc, "A61-"`},
+			yaml: good + "- id: A62-WRONG\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n",
+			want: []string{`bad.yaml:7: A62-WRONG: id must start with its doc, "A61-"`},
 		},
 		{
 			name: "id not upper case",
-			yaml: "- id: A61-lower\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
+			yaml: "- id: A61-lower\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n",
 			want: []string{"bad.yaml:1: A61-lower: id must be upper case words"},
 		},
 		{
 			name: "id too long",
-			yaml: "- id: A61-AN-IDENTIFIER-FAR-TOO-LONG-FOR-THE-TABLE\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
+			yaml: "- id: A61-AN-IDENTIFIER-FAR-TOO-LONG-FOR-THE-TABLE\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n",
 			want: []string{"bad.yaml:1: A61-AN-IDENTIFIER-FAR-TOO-LONG-FOR-THE-TABLE: id is 44 characters; at most 36"},
 		},
 		{
 			name: "dangling differs_from",
-			yaml: good + "- id: A61-SEED\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-GONE\n",
-			want: []string{`bad.yaml:11: A61-SEED: differs_from "A61-GONE": no such entry`},
+			yaml: good + "- id: A61-SEED\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-GONE\n  judged: black-box\n",
+			want: []string{`bad.yaml:12: A61-SEED: differs_from "A61-GONE": no such entry`},
 		},
 		{
 			name: "differs_from same revision",
-			yaml: "- id: A61-A\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-B\n" +
-				"- id: A61-B\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-A\n",
+			yaml: "- id: A61-A\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-B\n  judged: black-box\n" +
+				"- id: A61-B\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-A\n  judged: black-box\n",
 			want: []string{
 				`bad.yaml:6: A61-A: differs_from "A61-B": that entry's revision is "seed", want "latest"`,
-				`bad.yaml:12: A61-B: differs_from "A61-A": that entry's revision is "seed", want "latest"`,
+				`bad.yaml:13: A61-B: differs_from "A61-A": that entry's revision is "seed", want "latest"`,
 			},
 		},
 		{
 			name: "differs_from one way only",
-			yaml: "- id: A61-A\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-B\n" +
-				"- id: A61-B\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n  note: new\n",
+			yaml: "- id: A61-A\n  doc: A61\n  revision: seed\n  section: S\n  text: T\n  differs_from: A61-B\n  judged: black-box\n" +
+				"- id: A61-B\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n  note: new\n  judged: black-box\n",
 			want: []string{`bad.yaml:6: A61-A: differs_from "A61-B": that entry does not name A61-A back`},
 		},
 		{
 			name: "differs_from on both",
-			yaml: good + "- id: A61-B\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  differs_from: A61-GOOD\n",
+			yaml: good + "- id: A61-B\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  differs_from: A61-GOOD\n  judged: black-box\n",
 			want: []string{
-				"bad.yaml:11: A61-B: differs_from is for seed or latest entries, not both",
+				"bad.yaml:12: A61-B: differs_from is for seed or latest entries, not both",
 			},
 		},
 		{
 			name: "unknown revision",
-			yaml: good + "- id: A61-NEW\n  doc: A61\n  revision: newest\n  section: S\n  text: T\n",
-			want: []string{`bad.yaml:8: A61-NEW: unknown revision "newest" (seed, latest or both)`},
+			yaml: good + "- id: A61-NEW\n  doc: A61\n  revision: newest\n  section: S\n  text: T\n  judged: black-box\n",
+			want: []string{`bad.yaml:9: A61-NEW: unknown revision "newest" (seed, latest or both)`},
 		},
 		{
 			name: "unknown scope",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  scope: lab\n  section: S\n  text: T\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  scope: lab\n  section: S\n  text: T\n  judged: black-box\n",
 			want: []string{`bad.yaml:4: A61-X: unknown scope "lab" (core or xds)`},
 		},
 		{
 			name: "unknown doc",
-			yaml: "- id: A99-X\n  doc: A99\n  revision: both\n  section: S\n  text: T\n",
+			yaml: "- id: A99-X\n  doc: A99\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n",
 			want: []string{`bad.yaml:2: A99-X: unknown doc "A99"`},
 		},
 		{
 			name: "missing section and text",
-			yaml: good + "- id: A61-EMPTY\n  doc: A61\n  revision: both\n  section: \"\"\n",
-			want: []string{"bad.yaml:9: A61-EMPTY: missing section", "bad.yaml:6: A61-EMPTY: missing text"},
+			yaml: good + "- id: A61-EMPTY\n  doc: A61\n  revision: both\n  section: \"\"\n  judged: black-box\n",
+			want: []string{"bad.yaml:10: A61-EMPTY: missing section", "bad.yaml:7: A61-EMPTY: missing text"},
 		},
 		{
 			name: "text over two lines",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: |\n    one\n    two\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: |\n    one\n    two\n  judged: black-box\n",
 			want: []string{"bad.yaml:5: A61-X: text must be one line"},
 		},
 		{
 			name: "text too long",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: " + strings.Repeat("word ", 40) + "\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: " + strings.Repeat("word ", 40) + "\n  judged: black-box\n",
 			want: []string{"bad.yaml:5: A61-X: text is 199 characters"},
 		},
 		{
 			name: "revision-only without reason",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n  judged: black-box\n",
 			want: []string{"bad.yaml:3: A61-X: a latest-only entry needs differs_from or a note"},
 		},
 		{
 			name: "via on a seed entry",
-			yaml: "- id: A56-X\n  doc: A56\n  revision: seed\n  section: S\n  text: T\n  note: n\n  via: A115\n  via_section: Proposal\n",
+			yaml: "- id: A56-X\n  doc: A56\n  revision: seed\n  section: S\n  text: T\n  note: n\n  via: A115\n  via_section: Proposal\n  judged: black-box\n",
 			want: []string{"bad.yaml:7: A56-X: via is for latest entries"},
 		},
 		{
 			name: "via from a document that does not amend",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n  note: n\n  via: A115\n  via_section: Proposal\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: latest\n  section: S\n  text: T\n  note: n\n  via: A115\n  via_section: Proposal\n  judged: black-box\n",
 			want: []string{"bad.yaml:7: A61-X: A115 does not amend A61"},
 		},
 		{
 			name: "unknown field and field twice",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  txet: U\n  doc: A62\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  txet: U\n  doc: A62\n  judged: black-box\n",
 			want: []string{`bad.yaml:6: unknown field "txet"`, `bad.yaml:7: field "doc" given twice (first at line 2)`},
 		},
 		{
+			name: "judged missing",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n",
+			want: []string{"bad.yaml:1: A61-X: missing judged (black-box, reference-only, not-checkable)"},
+		},
+		{
+			name: "judged unknown",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: grey-box\n",
+			want: []string{`bad.yaml:6: A61-X: unknown judged "grey-box" (black-box, reference-only, not-checkable)`},
+		},
+		{
+			name: "reference-only without a reason",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: reference-only\n",
+			want: []string{"bad.yaml:6: A61-X: a reference-only entry needs judged_because"},
+		},
+		{
+			name: "not-checkable without a reason",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: not-checkable\n",
+			want: []string{"bad.yaml:6: A61-X: a not-checkable entry needs judged_because"},
+		},
+		{
+			name: "black-box with a reason",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n  judged_because: why\n",
+			want: []string{"bad.yaml:7: A61-X: judged_because is for reference-only and not-checkable entries"},
+		},
+		{
+			name: "reason too long",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: not-checkable\n  judged_because: " + strings.Repeat("word ", 50) + "\n",
+			want: []string{"bad.yaml:7: A61-X: judged_because is 249 characters; say it in at most 240"},
+		},
+		{
 			name: "field not a string",
-			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: [a, b]\n  text: T\n",
+			yaml: "- id: A61-X\n  doc: A61\n  revision: both\n  section: [a, b]\n  text: T\n  judged: black-box\n",
 			want: []string{`bad.yaml:4: field "section" must be a single string`},
 		},
 		{
 			name: "missing id",
-			yaml: good + "- doc: A61\n  revision: both\n  section: S\n  text: T\n",
-			want: []string{"bad.yaml:6: missing id"},
+			yaml: good + "- doc: A61\n  revision: both\n  section: S\n  text: T\n  judged: black-box\n",
+			want: []string{"bad.yaml:7: missing id"},
 		},
 		{
 			name: "not a sequence",
@@ -235,7 +266,7 @@ func TestParse_BadCatalogues(t *testing.T) {
 		{
 			name: "entry not a mapping",
 			yaml: good + "- just a string\n",
-			want: []string{"bad.yaml:6: an entry must be a mapping"},
+			want: []string{"bad.yaml:7: an entry must be a mapping"},
 		},
 		{
 			name: "yaml syntax",
@@ -285,6 +316,7 @@ func TestParse_GoodCatalogue(t *testing.T) {
   section: Child Lifetime Management
   text: old rule
   differs_from: A56-NEW
+  judged: black-box
 - id: A56-NEW
   doc: A56
   revision: latest
@@ -294,17 +326,20 @@ func TestParse_GoodCatalogue(t *testing.T) {
   differs_from: A56-OLD
   via: A115
   via_section: Proposal
+  judged: reference-only
+  judged_because: 'only the policy''s timer shows it'
 `
 	c, err := Parse("good.yaml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	old, _ := c.ByID("A56-OLD")
-	if old.Scope != Core || old.Line != 2 || old.DiffersFrom != "A56-NEW" {
+	if old.Scope != Core || old.Line != 2 || old.DiffersFrom != "A56-NEW" || old.Judged != BlackBox || old.JudgedBecause != "" {
 		t.Errorf("A56-OLD = %+v", old)
 	}
 	nw, _ := c.ByID("A56-NEW")
-	if nw.Via != "A115" || nw.ViaSection != "Proposal" || nw.Line != 8 {
+	if nw.Via != "A115" || nw.ViaSection != "Proposal" || nw.Line != 9 ||
+		nw.Judged != ReferenceOnly || nw.JudgedBecause != "only the policy's timer shows it" {
 		t.Errorf("A56-NEW = %+v", nw)
 	}
 	if got := c.ForDoc(A61); len(got) != 0 {

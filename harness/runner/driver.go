@@ -203,7 +203,7 @@ func (c *driverClient) describe(hd *trace.Header) {
 	}
 	sort.Strings(can)
 	sort.Strings(cannot)
-	hd.Env["driver.can"], hd.Env["driver.cannot"] = strings.Join(can, ","), strings.Join(cannot, ",")
+	hd.Env[trace.EnvDriverCan], hd.Env[trace.EnvDriverCannot] = strings.Join(can, ","), strings.Join(cannot, ",")
 }
 
 // substitute lets a step that waits on the root policy's state wait on the

@@ -32,6 +32,13 @@ type Header struct {
 	Scenario    *scenario.Scenario `json:"scenario"`      // the experiment, in scenario's JSON form
 }
 
+// The Header.Env keys under which a driver's hello is recorded: the
+// capabilities it declared (PROTOCOL.md, "hello": can), comma-separated.
+const (
+	EnvDriverCan    = "driver.can"
+	EnvDriverCannot = "driver.cannot"
+)
+
 // NewHeader is a header of the current schema for one run of s.
 func NewHeader(s *scenario.Scenario, impl string, mode Mode, seed uint64) Header {
 	return Header{Schema: SchemaVersion, Impl: impl, Mode: mode, Seed: seed, Harness: HarnessVersion(), Scenario: s}

@@ -2,9 +2,11 @@ package verdict
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/onsi/gomega"
 
+	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -32,14 +34,17 @@ type Check struct {
 // Evaluate runs every check on tr and returns one result per check, about s:
 // pass; fail (of the kind the check found) with Gomega's message (or the
 // panic) as evidence; inconclusive with the precondition that did not hold;
-// or not-applicable when tr lacks the evidence the check needs.
+// or not-applicable when the catalogue scopes the requirement away from the
+// run (OutOfScope) or tr lacks the evidence the check needs.
 func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	out := make([]Result, 0, len(checks))
-	names := checkNames(checks)
+	names := CheckNames(checks)
 	for i, c := range checks {
 		r := s.result(c.Requirement, Pass, "")
 		r.Check = names[i]
-		if missing := lacking(c.Needs, tr); missing != "" {
+		if reason := OutOfScope(c.Requirement, tr.Header); reason != "" {
+			r.Verdict, r.Evidence = NotApplicable, reason
+		} else if missing := lacking(c.Needs, tr); missing != "" {
 			r.Verdict = NotApplicable
 			r.Evidence = fmt.Sprintf("the check reads %s events, and %s's trace has none (it does not expose them)", missing, tr.Header.Impl)
 		} else {
@@ -50,9 +55,47 @@ func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	return out
 }
 
-// checkNames names each check for its row: its Name; "" when it is its
+// OutOfScope says why the document scopes requirement id away from the run
+// h describes (requirement.Applies: the implementation's language, its
+// driver's capabilities, the client's switches), or "" when the rule
+// applies to it, or id is not in the catalogue. The reference is never out
+// of scope.
+func OutOfScope(id string, h trace.Header) string {
+	r, ok := requirement.ByID(id)
+	if !ok {
+		return ""
+	}
+	run := requirement.Run{Impl: h.Impl}
+	if can := h.Env[trace.EnvDriverCan]; can != "" {
+		run.Can = strings.Split(can, ",")
+	}
+	if h.Scenario != nil {
+		run.Env = h.Scenario.Client.Env
+	}
+	return r.Applies.OutOfScope(run)
+}
+
+// Scope makes not-applicable, with the reason, each result of rs whose
+// requirement is out of the scope of the run h describes and that says
+// something of the implementation (a pass or a fail, a crash among them):
+// a rule that is not the implementation's is never passed or failed.
+// Errors (conform or a driver broke) and not-applicable stay as they are.
+func Scope(rs []Result, h trace.Header) []Result {
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		if r.Verdict == Pass || r.Verdict == Fail || r.Verdict == Inconclusive {
+			if reason := OutOfScope(r.Requirement, h); reason != "" {
+				r.Verdict, r.Kind, r.Evidence = NotApplicable, "", reason
+			}
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// CheckNames names each check for its row: its Name; "" when it is its
 // requirement's only check; else "#n", its place among them.
-func checkNames(checks []Check) []string {
+func CheckNames(checks []Check) []string {
 	per := map[string]int{}
 	for _, c := range checks {
 		per[c.Requirement]++

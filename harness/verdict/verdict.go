@@ -3,7 +3,8 @@
 // evidence (DESIGN.md, "How a verdict is reached").
 //
 // It sits below the suites and the reports: suites/spec writes its checks
-// with it, harness/report prints its results. It imports the trace format
+// with it, harness/report prints its results. It imports the trace and
+// requirement formats (the catalogue says where a document scopes a rule)
 // and Gomega, and nothing that runs a scenario.
 package verdict
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/gomega"
 
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -143,7 +144,7 @@ func TestEvaluate_KindsAndPreconditions(t *testing.T) {
 			Require(false, "IPv6 was not tried first")
 			judged = true
 		}},
-		{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(gomega.Gomega, *trace.Trace) { Require(true, "holds") }},
+		{Requirement: "A61-HE-TIMER-NEXT-ADDRESS", Assert: func(gomega.Gomega, *trace.Trace) { Require(true, "holds") }},
 	}, tiny(false))
 	if r := rs[0]; r.Verdict != Fail || r.Kind != Absent || r.Evidence != "no second attempt within 2s" || r.Label() != "fail (absent)" {
 		t.Errorf("no sign: %+v, want fail (absent) with the message", r)
@@ -188,5 +189,88 @@ func TestCrashed_OneFailRowOfKindCrash(t *testing.T) {
 		if r.Verdict != Inconclusive || !strings.Contains(r.Evidence, "crashed") {
 			t.Errorf("%+v, want inconclusive naming the crash", r)
 		}
+	}
+}
+
+// scoped is a hand-built trace of an idle_timeout run by impl, whose driver
+// declared can: one RPC answered by b1, and the Cluster ACKed.
+func scoped(impl string, can ...string) *trace.Trace {
+	tr := tiny(false)
+	tr.Header.Impl = impl
+	if len(can) > 0 {
+		tr.Header.Env = map[string]string{trace.EnvDriverCan: strings.Join(can, ",")}
+	}
+	return tr
+}
+
+// TestEvaluate_OutOfScopeIsNotApplicable verifies that an implementation
+// the document scopes a rule away from gets not-applicable for it, with the
+// document's words, whatever the check would say: A75 gives Go and Node its
+// session affinity changes, the idle_timeout reading among them, only once
+// they support session affinity. The reference, C-core, and a Go whose
+// driver takes a session's cookie are judged.
+func TestEvaluate_OutOfScopeIsNotApplicable(t *testing.T) {
+	const id = "A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK"
+	checks := []Check{
+		{Requirement: id, Name: "passes", Assert: answeredBy("b1")},
+		{Requirement: id, Name: "fails", Assert: answeredBy("b9")},
+	}
+	for _, impl := range []string{"grpc-go", "grpc-js", "grpc-go@v1.85.0 (linked)"} {
+		for _, r := range Evaluate(subject, checks, scoped(impl, "xds")) {
+			if r.Verdict != NotApplicable || !strings.Contains(r.Evidence, "A75, Implementation") || !strings.Contains(r.Evidence, "if/when") {
+				t.Errorf("%s, check %s: %s %q, want not-applicable with A75's words", impl, r.Check, r.Verdict, r.Evidence)
+			}
+		}
+	}
+	for _, tr := range []*trace.Trace{scoped("reference"), scoped("grpcio", "xds"), scoped("grpc-go", "xds", "session_metadata")} {
+		rs := Evaluate(subject, checks, tr)
+		if rs[0].Verdict != Pass || rs[1].Verdict != Fail {
+			t.Errorf("%s (can %q): %s, %s; want pass, fail: the rule is its", tr.Header.Impl, tr.Header.Env[trace.EnvDriverCan], rs[0].Verdict, rs[1].Verdict)
+		}
+	}
+	// Scope comes before what the trace lacks: the rule is not the
+	// implementation's, whatever evidence it has.
+	rs := Evaluate(subject, []Check{{Requirement: id, Needs: []trace.Source{trace.SourcePolicy}, Assert: answeredBy("b1")}}, scoped("grpc-go"))
+	if !strings.Contains(rs[0].Evidence, "A75, Implementation") {
+		t.Errorf("needs and out of scope: %q, want the scope's reason", rs[0].Evidence)
+	}
+}
+
+// TestEvaluate_EnvScope verifies the environment clause: A75's rule on
+// what the aggregate cluster's own LB policy does holds only with its
+// migration switch unset, for a third party; the reference is judged.
+func TestEvaluate_EnvScope(t *testing.T) {
+	checks := []Check{{Requirement: "A75-AGG-LB-POLICY-IGNORED", Assert: answeredBy("b1")}}
+	on := &scenario.Scenario{Name: "s", Client: scenario.Client{Env: map[string]string{"GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT": "true"}}}
+	tr := scoped("grpcio")
+	if rs := Evaluate(subject, checks, tr); rs[0].Verdict != Pass {
+		t.Errorf("switch unset: %+v, want pass", rs[0])
+	}
+	tr.Header.Scenario = on
+	if rs := Evaluate(subject, checks, tr); rs[0].Verdict != NotApplicable || !strings.Contains(rs[0].Evidence, "GRPC_XDS_AGGREGATE_CLUSTER_BACKWARD_COMPAT=true") {
+		t.Errorf("switch set: %+v, want not-applicable naming it", rs[0])
+	}
+	tr.Header.Impl = "reference"
+	if rs := Evaluate(subject, checks, tr); rs[0].Verdict != Pass {
+		t.Errorf("the reference, switch set: %+v, want pass", rs[0])
+	}
+}
+
+// TestScope_BrokenRuns verifies that the results of a run that broke are
+// scoped too: a crash of an implementation out of a rule's scope is no
+// fail of that rule; an error (conform broke) stays an error, and results
+// of rules in scope stay as they are.
+func TestScope_BrokenRuns(t *testing.T) {
+	ids := []string{"A75-IDLE-TIMEOUT-UNSET-DEFAULT", "A75-AGG-LB-FROM-UNDERLYING"}
+	h := scoped("grpc-js").Header
+	crash := Scope(Broken(subject, ids, Fail, "the implementation crashed"), h)
+	if crash[0].Verdict != NotApplicable || crash[0].Kind != "" || !strings.Contains(crash[0].Evidence, "A75, Implementation") {
+		t.Errorf("crash, out of scope: %+v", crash[0])
+	}
+	if crash[1].Verdict != Fail || crash[1].Kind != Crash {
+		t.Errorf("crash, in scope: %+v, want fail (crash)", crash[1])
+	}
+	if errs := Scope(Broken(subject, ids, Error, "the driver broke"), h); errs[0].Verdict != Error || errs[1].Verdict != Error {
+		t.Errorf("errors: %+v, want errors", errs)
 	}
 }

@@ -37,7 +37,15 @@ func emptyPriorities() spec.Spec {
 				g.Expect(up).NotTo(gomega.BeEmpty())
 				states := spec.ChannelStates(tr)
 				if !spec.HasPolicy(tr) {
+					// From outside, the channel's own CONNECTING, leaving
+					// IDLE to resolve, comes before priority's first
+					// report, and may come after the list arrived (the
+					// reference's own lab run shows it 3 µs after): what
+					// priority reports starts at the first other state.
 					states = trace.Select(states, func(e trace.Event) bool { return e.T >= up[0].T })
+					for len(states) > 0 && states[0].State == "CONNECTING" {
+						states = states[1:]
+					}
 				}
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				for _, e := range states {

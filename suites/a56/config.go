@@ -36,8 +36,8 @@ func prioritiesListOrder() spec.Spec {
 						"%s: the priorities list, not the children's names, orders the children: pz is the highest", id)
 				}
 			}},
-			{Requirement: "A56-ROUTE-HIGHEST-READY", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				states := balancerStates(tr)
+			{Requirement: "A56-ROUTE-HIGHEST-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				states := spec.ChannelStates(tr)
 				g.Expect(states).NotTo(gomega.BeEmpty())
 				g.Expect(states[len(states)-1].State).To(gomega.Equal("READY"))
 				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b1"), "the highest READY priority, pz, should serve")

@@ -33,14 +33,22 @@ type Outcome struct {
 // Run runs s in mode m against impl (runner.Run) and judges the run.
 func Run(ctx context.Context, s Spec, m trace.Mode, impl runner.Impl) Outcome {
 	tr, err := runner.Run(ctx, s.Scenario, impl, m, runner.Options{Seed: s.SeedOrDefault()})
-	return Judge(s, m, tr, err)
+	o := Judge(s, m, tr, err)
+	if tr == nil {
+		// A run that broke before its trace: the implementation's name
+		// still says which rules are not its own.
+		o.Results = verdict.Scope(o.Results, trace.NewHeader(s.Scenario, impl.String(), m, s.SeedOrDefault()))
+	}
+	return o
 }
 
 // Judge checks s's requirements on the trace and error of one run in mode
 // m. A run that cannot express the scenario gives not-applicable verdicts;
 // one in which the implementation crashed gives one fail of kind crash
 // (its requirements inconclusive); one that breaks otherwise gives error
-// verdicts, with the reason.
+// verdicts, with the reason. A requirement the catalogue scopes away from
+// the run's implementation (verdict.Scope) is not-applicable, with the
+// document's words, unless the run is an error.
 func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 	o := Outcome{Spec: s, Mode: m, Trace: tr}
 	var na notApplicable
@@ -54,6 +62,9 @@ func Judge(s Spec, m trace.Mode, tr *trace.Trace, err error) Outcome {
 		o.Results = verdict.Broken(s.Subject(m), s.Requirements(), verdict.Error, err.Error())
 	default:
 		o.Results = verdict.Evaluate(s.Subject(m), s.Checks, tr)
+	}
+	if tr != nil {
+		o.Results = verdict.Scope(o.Results, tr.Header)
 	}
 	return o
 }

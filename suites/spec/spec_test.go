@@ -84,6 +84,36 @@ func TestRun_BrokenRunsAreErrorOrNotApplicable(t *testing.T) {
 	}
 }
 
+// TestJudge_OutOfScopeIsNotApplicable verifies that Judge gives an
+// implementation the document scopes a rule away from not-applicable for
+// it, with the document's words, whether the run went through or its
+// implementation crashed; one in scope is judged. A61 makes least_request
+// "Java and Go only".
+func TestJudge_OutOfScopeIsNotApplicable(t *testing.T) {
+	s := tinySpec(Check{Requirement: "A61-LR-COUNT-PER-ENDPOINT", Assert: answeredBy("b9")})
+	tr := &trace.Trace{Header: trace.NewHeader(s.Scenario, "grpcio", Lab, 1)}
+	for _, err := range []error{nil, fmt.Errorf("step 3: %w", crashErr{})} {
+		o := Judge(s, Lab, tr, err)
+		rs := o.Results
+		if err != nil {
+			// A crash is the implementation's whatever the rule's scope:
+			// its row stays a fail; the rule is out of scope all the same.
+			if len(rs) == 0 || rs[0].Requirement != verdict.CrashRow || rs[0].Verdict != verdict.Fail {
+				t.Errorf("grpcio crashed: %+v, want the crash row first", rs)
+				continue
+			}
+			rs = rs[1:]
+		}
+		if len(rs) != 1 || rs[0].Verdict != verdict.NotApplicable || !strings.Contains(rs[0].Evidence, `"Java and Go only"`) {
+			t.Errorf("grpcio, error %v: %+v, want not-applicable with A61's words", err, o.Results)
+		}
+	}
+	tr.Header.Impl = "grpc-go"
+	if o := Judge(s, Lab, tr, nil); o.Results[0].Verdict != verdict.Fail {
+		t.Errorf("grpc-go: %+v, want the check's fail", o.Results)
+	}
+}
+
 // TestGolden_MissingThenEqualThenChanged verifies the golden-trace cycle:
 // no golden fails with the command to run, a recorded one matches, and a
 // changed behaviour fails with the divergence.
