@@ -240,7 +240,7 @@ func reportRuns(outcomes []spec.Outcome, goldens string) []report.Run {
 // reportRun is o as the reports take it; when goldens names the traces
 // directory, with o's golden trace, if it has one (for the HTML timelines).
 func reportRun(o spec.Outcome, goldens string) report.Run {
-	r := report.Run{Subject: o.Spec.Subject(o.Mode), Trace: o.Trace, Results: o.Results}
+	r := report.Run{Subject: o.Spec.Subject(o.Mode), Took: o.Took, Trace: o.Trace, Results: o.Results}
 	if goldens != "" {
 		if g, err := trace.ReadFile(spec.GoldenPath(goldens, o.Spec, o.Mode)); err == nil {
 			r.Golden = g

@@ -235,7 +235,11 @@ func compareGolden(dir string, o spec.Outcome) error {
 func matrixOf(runs []*implRun, goldens string) report.Matrix {
 	var m report.Matrix
 	for _, r := range runs {
-		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: reportRuns(r.outcomes, goldens), Divergence: r.golden, Wall: r.wall})
+		rs := reportRuns(r.outcomes, goldens)
+		for i := range rs {
+			rs[i].Impl = r.impl.String()
+		}
+		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: rs, Divergence: r.golden, Wall: r.wall})
 	}
 	return m
 }

@@ -1,18 +1,22 @@
 package report
 
 import (
+	"cmp"
 	"encoding/xml"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/conformlab/conform/harness/verdict"
 )
 
-// JUnit XML: one testsuite per document, one testcase per check, spec and
-// mode. A fail is a failure (its message names its kind), an error an
+// JUnit XML: one testsuite per document, one testcase per check, spec,
+// mode and implementation, its class "<impl>.<mode>.<doc>.<spec>" and its
+// test name "<requirement> · <check>"; a run's wall time is shared among
+// its testcases. A fail is a failure (its message names its kind), an error an
 // error, inconclusive and not-applicable skipped, each with the evidence.
 type junitSuites struct {
 	XMLName xml.Name     `xml:"testsuites"`
@@ -22,15 +26,18 @@ type junitSuites struct {
 type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
+	Time     string      `xml:"time,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Cases    []junitCase `xml:"testcase"`
+	seconds  time.Duration
 }
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
@@ -75,7 +82,7 @@ func junit(runs []Run) junitSuites {
 				byDoc[r.Doc] = s
 				docs = append(docs, r.Doc)
 			}
-			s.add(r)
+			s.add(run, r)
 		}
 	}
 	var all junitSuites
@@ -86,9 +93,13 @@ func junit(runs []Run) junitSuites {
 	return all
 }
 
-// add adds r's testcase to s and counts it.
-func (s *junitSuite) add(r verdict.Result) {
-	c := junitCase{Name: fmt.Sprintf("%s [%s] %s", r.Row(), r.Mode, r.Spec), Classname: strings.ToLower(r.Doc) + "." + r.Spec}
+// add adds r's testcase, of run, to s and counts it.
+func (s *junitSuite) add(run Run, r verdict.Result) {
+	impl := cmp.Or(run.Impl, "reference")
+	took := run.Took / time.Duration(max(1, len(run.Results)))
+	c := junitCase{Name: r.Row(), Time: seconds(took),
+		Classname: strings.Join([]string{impl, string(r.Mode), strings.ToLower(r.Doc), r.Spec}, ".")}
+	s.seconds += took
 	msg := &junitMessage{Message: firstLine(r.Evidence), Body: r.Evidence}
 	switch r.Verdict {
 	case verdict.Fail:
@@ -101,8 +112,12 @@ func (s *junitSuite) add(r verdict.Result) {
 		c.Skipped, s.Skipped = msg, s.Skipped+1
 	}
 	s.Tests++
+	s.Time = seconds(s.seconds)
 	s.Cases = append(s.Cases, c)
 }
+
+// seconds is d as JUnit's time attribute.
+func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")

@@ -88,7 +88,35 @@ func (m Matrix) Text(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-20s %s (%.1fs)\n", im.Name, counts(n), im.Wall.Seconds())
 	}
+	m.printNotApplicable(w)
 	m.printEvidence(w)
+}
+
+// printNotApplicable lists, per implementation, why rows were
+// not-applicable: each reason once, with how many results it covers.
+func (m Matrix) printNotApplicable(w io.Writer) {
+	for _, im := range m.Impls {
+		n := map[string]int{}
+		var reasons []string
+		for _, r := range im.Runs {
+			for _, res := range r.Results {
+				if res.Verdict != verdict.NotApplicable {
+					continue
+				}
+				if n[res.Evidence] == 0 {
+					reasons = append(reasons, res.Evidence)
+				}
+				n[res.Evidence]++
+			}
+		}
+		if len(reasons) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s: not-applicable, and why\n", im.Name)
+		for _, why := range reasons {
+			fmt.Fprintf(w, "  %3d × %s\n", n[why], firstLine(why))
+		}
+	}
 }
 
 func (m Matrix) printEvidence(w io.Writer) {

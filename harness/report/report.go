@@ -11,6 +11,7 @@ package report
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -21,8 +22,10 @@ import (
 // the verdicts.
 type Run struct {
 	verdict.Subject
-	Trace   *trace.Trace // nil when the run broke before producing one
-	Golden  *trace.Trace // the golden trace, for the HTML timelines; nil when there is none
+	Impl    string        // the implementation that ran, "reference" for conform run
+	Took    time.Duration // the run's wall time
+	Trace   *trace.Trace  // nil when the run broke before producing one
+	Golden  *trace.Trace  // the golden trace, for the HTML timelines; nil when there is none
 	Results []verdict.Result
 }
 

@@ -128,9 +128,9 @@ func (t Table) printEvidence(w io.Writer) {
 	}
 }
 
-// printTiming reports the wall time against the limit the scenarios' own
-// durations impose: the sum of the lab runs' durations divided by the
-// parallelism.
+// printTiming says how long the runs took against what the lab scenarios'
+// own timers impose (the sum of their durations over the parallelism), in
+// plain words: the overhead is conform's own time.
 func (t Table) printTiming(w io.Writer) {
 	var sum time.Duration
 	for _, r := range t.Runs {
@@ -141,7 +141,8 @@ func (t Table) printTiming(w io.Writer) {
 	fmt.Fprintf(w, "\n%d runs in %.1fs", len(t.Runs), t.Wall.Seconds())
 	if sum > 0 {
 		limit := sum / time.Duration(t.Parallel)
-		fmt.Fprintf(w, " (lab scenarios' own time %.1fs, /%d = %.1fs; wall/limit %.2f)", sum.Seconds(), t.Parallel, limit.Seconds(), t.Wall.Seconds()/limit.Seconds())
+		fmt.Fprintf(w, "; the lab scenarios' own time %.1fs at %d in parallel: %.1fs; overhead %.0f%%",
+			sum.Seconds(), t.Parallel, limit.Seconds(), 100*(t.Wall.Seconds()-limit.Seconds())/limit.Seconds())
 	}
 	fmt.Fprintln(w)
 }

@@ -39,11 +39,12 @@ func RunJobs(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, do
 			defer func() { <-sem }()
 			start := time.Now()
 			o := Run(ctx, j.Spec, j.Mode, impl)
+			o.Took = time.Since(start)
 			out[i] = o
 			mu.Lock()
 			finished++
 			if done != nil {
-				done(o, time.Since(start), finished, len(jobs))
+				done(o, o.Took, finished, len(jobs))
 			}
 			mu.Unlock()
 		}()

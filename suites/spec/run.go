@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
@@ -28,6 +29,7 @@ type Outcome struct {
 	Mode    trace.Mode
 	Trace   *trace.Trace // nil when the run broke before producing one
 	Results []verdict.Result
+	Took    time.Duration // the run's wall time, judging included (RunJobs sets it)
 }
 
 // Run runs s in mode m against impl (runner.Run) and judges the run.
