@@ -35,6 +35,7 @@ func commands() []command {
 		{"try", "run your own scenario files against an implementation; traces, and where it departs from the reference", runTry},
 		{"replay", "reproduce a field bug: a capture (pcap) or trace → its environment as a scenario → replayed in the lab", runReplay},
 		{"diff", "compare two traces (or packet captures) lane by lane: the first divergence, in context", runDiff},
+		{"cache", "where conform keeps the drivers it builds and installs: `cache` lists it, `cache clean` empties it", runCache},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}
 }

@@ -342,3 +342,23 @@ func TestTry_RunsAScenarioFileAndWritesItsTrace(t *testing.T) {
 		t.Errorf("a bad scenario file: %v, want a usage error at its file:line", err)
 	}
 }
+
+// TestCache_ListAndClean verifies conform cache lists the cache directory
+// ($CONFORM_CACHE) and cache clean empties it.
+func TestCache_ListAndClean(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("CONFORM_CACHE", dir)
+	if err := os.MkdirAll(dir+"/grpc-go@v1.85.0", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"cache"}, &out, &errw); err != nil || !strings.Contains(out.String(), "grpc-go@v1.85.0") {
+		t.Errorf("cache: %v, %q", err, out.String())
+	}
+	if err := run(context.Background(), []string{"cache", "clean"}, &out, &errw); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("after clean: %d entries left", len(entries))
+	}
+}
