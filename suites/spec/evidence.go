@@ -291,6 +291,9 @@ func firstAddr(as []trace.Event) string {
 // when what it saw is the expected sequence with states missing, in order,
 // the check is inconclusive; any other difference is the check's to judge.
 func ExpectStateSequence(g gomega.Gomega, tr *trace.Trace, states []string, description ...any) {
+	if !HasPolicy(tr) {
+		requireNoMissedState(tr)
+	}
 	if tr.Header.Env["driver.observes"] == "polling" && !HasPolicy(tr) {
 		seen := slices.Compact(stateNames(ChannelStates(tr)))
 		want := slices.Compact(slices.Clone(states))
@@ -298,6 +301,20 @@ func ExpectStateSequence(g gomega.Gomega, tr *trace.Trace, states []string, desc
 			"the driver polls the channel's state and can miss a short-lived one: it saw %v, the expected %v with states missing", seen, want)
 	}
 	g.ExpectWithOffset(1, Channel(tr)).To(match.HaveStateSequence(states...), description...)
+}
+
+// requireNoMissedState states that every change of the channel's state
+// shows: a driver that reports the same state twice in a row woke on a
+// change but read the state after it had passed (a CONNECTING of a fraction
+// of a millisecond), so a state is missing between the two, and the
+// sequence it shows says nothing of the rule.
+func requireNoMissedState(tr *trace.Trace) {
+	states := ChannelStates(tr)
+	for i := 1; i < len(states); i++ {
+		verdict.Require(states[i].State != states[i-1].State,
+			"the driver reported %s twice in a row (%s, %s): it woke on a change and missed the state between",
+			states[i].State, trace.FormatT(states[i-1].T), trace.FormatT(states[i].T))
+	}
 }
 
 func stateNames(evs []trace.Event) []string {
