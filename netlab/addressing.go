@@ -17,17 +17,41 @@ var (
 	PrefixV6 = netip.MustParsePrefix("fd00:c0f::/64")
 )
 
-// ClientAddr returns client c's address of the given family (v6 or not).
-func ClientAddr(c int, v6 bool) netip.Addr {
-	if v6 {
+// Family is an address family: IPv4 or IPv6.
+type Family int
+
+// The address families.
+const (
+	IPv4 Family = iota
+	IPv6
+)
+
+func (f Family) String() string {
+	if f == IPv6 {
+		return "IPv6"
+	}
+	return "IPv4"
+}
+
+// FamilyOf is a's family.
+func FamilyOf(a netip.Addr) Family {
+	if a.Is6() && !a.Is4In6() {
+		return IPv6
+	}
+	return IPv4
+}
+
+// ClientAddr returns client c's address of family fam.
+func ClientAddr(c int, fam Family) netip.Addr {
+	if fam == IPv6 {
 		return v6Host(0xc, c+1)
 	}
 	return netip.AddrFrom4([4]byte{198, 18, 0, byte(c + 1)})
 }
 
-// BackendAddr returns backend i's address of the given family.
-func BackendAddr(i int, v6 bool) netip.Addr {
-	if v6 {
+// BackendAddr returns backend i's address of family fam.
+func BackendAddr(i int, fam Family) netip.Addr {
+	if fam == IPv6 {
 		return v6Host(0xb, i+1)
 	}
 	n := i + 1

@@ -127,8 +127,8 @@ func checkNFTables(ns netns.NsHandle) Check {
 
 // probeFaults exercises both rule shapes on both families.
 var probeFaults = map[netip.AddrPort]Fault{
-	netip.AddrPortFrom(BackendAddr(0, false), DefaultPort): FaultDrop,
-	netip.AddrPortFrom(BackendAddr(0, true), DefaultPort):  FaultReset,
+	netip.AddrPortFrom(BackendAddr(0, IPv4), DefaultPort): FaultDrop,
+	netip.AddrPortFrom(BackendAddr(0, IPv6), DefaultPort): FaultReset,
 }
 
 func checkIPv6(ns netns.NsHandle) Check {

@@ -60,7 +60,7 @@ func BenchmarkLabStartClose(b *testing.B) {
 // force and to clear it. Goal ≤ 2 ms.
 func BenchmarkFaultSetClear(b *testing.B) {
 	l := startLab(b, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2"}}})
-	ap, _ := l.Addr("b1", true)
+	ap, _ := l.Addr("b1", IPv6)
 	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown} {
 		b.Run(f.String(), func(b *testing.B) {
 			for b.Loop() {

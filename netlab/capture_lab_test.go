@@ -19,10 +19,10 @@ import (
 // and that the SYNs are in the merged event stream.
 func TestLab_CaptureRecordsEveryAttemptWithItsOutcome(t *testing.T) {
 	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2"}}, Capture: true})
-	b1v4, _ := l.Addr("b1", false)
-	b1v6, _ := l.Addr("b1", true)
-	b2v4, _ := l.Addr("b2", false)
-	b2v6, _ := l.Addr("b2", true)
+	b1v4, _ := l.Addr("b1", IPv4)
+	b1v6, _ := l.Addr("b1", IPv6)
+	b2v4, _ := l.Addr("b2", IPv4)
+	b2v6, _ := l.Addr("b2", IPv6)
 	must(t, l.SetFault(b1v6, FaultReset))
 	must(t, l.SetFault(b2v4, FaultDrop))
 	must(t, l.SetFault(b2v6, FaultDown))
@@ -76,8 +76,8 @@ func must(t *testing.T, err error) {
 // the first IPv4 SYN, as the capture saw them.
 func heGap(t testing.TB) time.Duration {
 	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}}, Capture: true})
-	v4, _ := l.Addr("b1", false)
-	v6, _ := l.Addr("b1", true)
+	v4, _ := l.Addr("b1", IPv4)
+	v6, _ := l.Addr("b1", IPv6)
 	if err := l.SetFault(v6, FaultDrop); err != nil {
 		t.Fatal(err)
 	}

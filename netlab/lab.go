@@ -134,16 +134,16 @@ func (l *Lab) plugAll(ctx context.Context, sw *switchNS) error {
 func (l *Lab) hosts() (clients, backends []*host) {
 	for c := range l.cfg.Clients {
 		clients = append(clients, &host{name: fmt.Sprintf("client%d", c), port: fmt.Sprintf("c%d", c), ns: netns.None(), mac: hostMAC(false, c),
-			v4: ClientAddr(c, false), v6: ClientAddr(c, true)})
+			v4: ClientAddr(c, IPv4), v6: ClientAddr(c, IPv6)})
 	}
 	for i, bc := range l.cfg.Backends {
 		hst := &host{name: bc.Name, port: fmt.Sprintf("b%d", i), ns: netns.None(), mac: hostMAC(true, i)}
 		if bc.Families.HasIPv4() {
-			hst.v4 = BackendAddr(i, false)
+			hst.v4 = BackendAddr(i, IPv4)
 			hst.listen = append(hst.listen, netip.AddrPortFrom(hst.v4, uint16(l.cfg.Port)))
 		}
 		if bc.Families.HasIPv6() {
-			hst.v6 = BackendAddr(i, true)
+			hst.v6 = BackendAddr(i, IPv6)
 			hst.listen = append(hst.listen, netip.AddrPortFrom(hst.v6, uint16(l.cfg.Port)))
 		}
 		backends = append(backends, hst)
@@ -203,20 +203,16 @@ func (l *Lab) Backends() []*Backend { return append([]*Backend(nil), l.backends.
 // Port is the port every backend listens on.
 func (l *Lab) Port() int { return l.cfg.Port }
 
-// Addr returns backend name's address of one family.
-func (l *Lab) Addr(name string, v6 bool) (netip.AddrPort, error) {
+// Addr returns backend name's address of family fam.
+func (l *Lab) Addr(name string, fam Family) (netip.AddrPort, error) {
 	b := l.byName[name]
 	if b == nil {
 		return netip.AddrPort{}, fmt.Errorf("netlab: no backend %q", name)
 	}
 	for _, ap := range b.addrs {
-		if ap.Addr().Is6() == v6 {
+		if FamilyOf(ap.Addr()) == fam {
 			return ap, nil
 		}
-	}
-	fam := "IPv4"
-	if v6 {
-		fam = "IPv6"
 	}
 	return netip.AddrPort{}, fmt.Errorf("netlab: backend %q has no %s address", name, fam)
 }

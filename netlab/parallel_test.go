@@ -26,8 +26,8 @@ func TestLab_TwoLabsSameAddressesNoCrosstalk(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	alphaV6, _ := labs["alpha"].Addr("alpha", true)
-	betaV6, _ := labs["beta"].Addr("beta", true)
+	alphaV6, _ := labs["alpha"].Addr("alpha", IPv6)
+	betaV6, _ := labs["beta"].Addr("beta", IPv6)
 	if alphaV6 != betaV6 {
 		t.Fatalf("labs got different addresses %s and %s; the test needs them equal", alphaV6, betaV6)
 	}

@@ -105,7 +105,7 @@ func labDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	s := demoScenario(*budget)
 	v6, v4 := demoAddr(s, "b1/ipv6"), demoAddr(s, "b1/ipv4")
 	fmt.Fprintf(stdout, "lab: b1 %s %s, b2 on the same bridge; client0 %s %s\n",
-		v4, v6, netlab.ClientAddr(0, false), netlab.ClientAddr(0, true))
+		v4, v6, netlab.ClientAddr(0, netlab.IPv4), netlab.ClientAddr(0, netlab.IPv6))
 	fmt.Fprintf(stdout, "fault: drop on %s (SYNs go unanswered)\n", v6)
 	fmt.Fprintf(stdout, "client: %s, default pick_first, addresses [%s, %s]\n\n", runner.LinkedGRPCGo, v6, v4)
 	tr, err := runner.Run(ctx, s, runner.LinkedGRPCGo, trace.ModeLab, runner.Options{Seed: 1})

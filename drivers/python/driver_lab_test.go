@@ -221,9 +221,9 @@ func startLab(t *testing.T) (*netlab.Lab, *dns.Server) {
 	return lab, srv
 }
 
-func mustAddr(t *testing.T, lab *netlab.Lab, name string, v6 bool) netip.AddrPort {
+func mustAddr(t *testing.T, lab *netlab.Lab, name string, fam netlab.Family) netip.AddrPort {
 	t.Helper()
-	ap, err := lab.Addr(name, v6)
+	ap, err := lab.Addr(name, fam)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +238,8 @@ func mustAddr(t *testing.T, lab *netlab.Lab, name string, v6 bool) netip.AddrPor
 func TestPythonDriver_DNS_MixedFamilies_IPv4WhenIPv6Dropped(t *testing.T) {
 	version := requireLabAndGRPCIO(t)
 	lab, srv := startLab(t)
-	b1v4, b1v6 := mustAddr(t, lab, "b1", false), mustAddr(t, lab, "b1", true)
-	b2v4, b2v6 := mustAddr(t, lab, "b2", false), mustAddr(t, lab, "b2", true) // b2 healthy in both families
+	b1v4, b1v6 := mustAddr(t, lab, "b1", netlab.IPv4), mustAddr(t, lab, "b1", netlab.IPv6)
+	b2v4, b2v6 := mustAddr(t, lab, "b2", netlab.IPv4), mustAddr(t, lab, "b2", netlab.IPv6) // b2 healthy in both families
 	if err := srv.Set("svc.conform", []netip.Addr{b1v6.Addr(), b1v4.Addr(), b2v6.Addr(), b2v4.Addr()}, time.Second); err != nil {
 		t.Fatal(err)
 	}

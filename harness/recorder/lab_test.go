@@ -37,8 +37,8 @@ func startLab(t *testing.T) (l *netlab.Lab, v4, v6 netip.AddrPort) {
 		t.Fatalf("netlab.Start: %v", err)
 	}
 	t.Cleanup(func() { l.Close() })
-	v4, _ = l.Addr("b1", false)
-	v6, _ = l.Addr("b1", true)
+	v4, _ = l.Addr("b1", netlab.IPv4)
+	v6, _ = l.Addr("b1", netlab.IPv6)
 	if err := l.SetFault(v6, netlab.FaultDrop); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,10 @@ func (e *NotApplicable) Error() string { return "not applicable: " + e.Reason }
 // NotApplicable is the reason, for the verdicts.
 func (e *NotApplicable) NotApplicable() string { return e.Reason }
 
+// labFamily is a scenario's address family in the lab's words.
+var labFamily = map[scenario.Family]netlab.Family{scenario.IPv4: netlab.IPv4, scenario.IPv6: netlab.IPv6}
+
 // AddrOf is the address plan every runner uses: the lab's.
 func AddrOf(_ string, index int, fam scenario.Family) string {
-	return netip.AddrPortFrom(netlab.BackendAddr(index, fam == scenario.IPv6), netlab.DefaultPort).String()
+	return netip.AddrPortFrom(netlab.BackendAddr(index, labFamily[fam]), netlab.DefaultPort).String()
 }

@@ -110,8 +110,8 @@ func exchange(t *testing.T, lab *netlab.Lab, s *Server, network string, server n
 // client's address, on the lab's clock; nothing listens outside the lab.
 func TestLab_UDPAndTCP_BothFamilies(t *testing.T) {
 	lab, s := startLab(t)
-	b1v4, _ := lab.Addr("b1", false)
-	b1v6, _ := lab.Addr("b1", true)
+	b1v4, _ := lab.Addr("b1", netlab.IPv4)
+	b1v6, _ := lab.Addr("b1", netlab.IPv6)
 	must(t, s.Set("svc.conform", []netip.Addr{b1v6.Addr(), b1v4.Addr()}, time.Second))
 	before := lab.Now()
 	i := uint16(0)
@@ -187,7 +187,7 @@ func TestLab_WithLabResolver_ChildResolvesThroughLabDNS(t *testing.T) {
 		}
 	}
 	before := resolverState(t)
-	b1v4, _ := lab.Addr("b1", false)
+	b1v4, _ := lab.Addr("b1", netlab.IPv4)
 	must(t, s.Set("svc.conform", []netip.Addr{b1v4.Addr()}, time.Second))
 	dir := t.TempDir()
 	must(t, WriteResolverFiles(dir))

@@ -43,8 +43,8 @@ func TestRead_LabCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	v6, _ := l.Addr("b1", true)
-	v4, _ := l.Addr("b1", false)
+	v6, _ := l.Addr("b1", netlab.IPv6)
+	v4, _ := l.Addr("b1", netlab.IPv4)
 	if err := l.SetFault(v6, netlab.FaultReset); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func captureFrames(t *testing.T, l *netlab.Lab, traffic func()) []Frame {
 }
 
 func sendMarker(t *testing.T, l *netlab.Lab) {
-	v4, _ := l.Addr("b1", false)
+	v4, _ := l.Addr("b1", netlab.IPv4)
 	c, err := l.DialContext(context.Background(), "udp", netip.AddrPortFrom(v4.Addr(), 9).String())
 	if err != nil {
 		t.Fatal(err)
