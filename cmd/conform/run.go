@@ -195,12 +195,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	start := time.Now()
-	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progress(stderr))
+	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progressWithGolden(stderr, dir))
 	if ctx.Err() != nil {
 		return ctx.Err()
-	}
-	for i := range outcomes {
-		outcomes[i].CheckGoldenOutcome(dir)
 	}
 	rep := report.Table{Runs: reportRuns(outcomes, ""), Disagree: agreements(outcomes), Wall: time.Since(start), Parallel: f.parallel}
 	if f.junit != "" {
@@ -223,8 +220,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // progress prints one line per finished scenario.
 func progress(w io.Writer) spec.Done {
-	return func(o spec.Outcome, took time.Duration, n, total int) {
-		report.Progress(w, reportRun(o, ""), took, n, total)
+	return func(o *spec.Outcome, took time.Duration, n, total int) {
+		report.Progress(w, reportRun(*o, ""), took, n, total)
+	}
+}
+
+// progressWithGolden is progress for the reference's runs: each outcome
+// gets its golden-trace verdict first, so that the line shows the final
+// verdicts.
+func progressWithGolden(w io.Writer, tracesDir string) spec.Done {
+	return func(o *spec.Outcome, took time.Duration, n, total int) {
+		o.CheckGoldenOutcome(tracesDir)
+		report.Progress(w, reportRun(*o, ""), took, n, total)
 	}
 }
 

@@ -16,8 +16,10 @@ type Job struct {
 }
 
 // Done reports one finished job: its outcome, how long it took, and how many
-// jobs have finished out of how many.
-type Done func(o Outcome, took time.Duration, finished, total int)
+// jobs have finished out of how many. It may complete the outcome (the
+// golden-trace verdict) before RunJobs keeps it, so that what it prints is
+// the final verdict.
+type Done func(o *Outcome, took time.Duration, finished, total int)
 
 // RunJobs runs jobs against impl, at most parallel at a time (each lab job has a
 // lab of its own), calling done as each one finishes. Outcomes are returned
@@ -40,12 +42,12 @@ func RunJobs(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, do
 			start := time.Now()
 			o := Run(ctx, j.Spec, j.Mode, impl)
 			o.Took = time.Since(start)
-			out[i] = o
 			mu.Lock()
 			finished++
 			if done != nil {
-				done(o, o.Took, finished, len(jobs))
+				done(&o, o.Took, finished, len(jobs))
 			}
+			out[i] = o
 			mu.Unlock()
 		}()
 	}

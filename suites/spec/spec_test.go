@@ -173,7 +173,7 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 	b := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("nobody")})
 	calls := 0
 	out := RunJobs(context.Background(), []Job{{a, Sim}, {b, Sim}, {a, Sim}}, runner.Reference, 2,
-		func(_ Outcome, _ time.Duration, n, total int) { calls++ })
+		func(_ *Outcome, _ time.Duration, n, total int) { calls++ })
 	if calls != 3 || len(out) != 3 {
 		t.Fatalf("%d reports, %d outcomes; want 3 and 3", calls, len(out))
 	}
