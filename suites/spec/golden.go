@@ -23,6 +23,11 @@ func GoldenPath(tracesDir string, s Spec, m trace.Mode) string {
 // ErrNoGolden means a spec has no golden trace yet (`conform record` writes it).
 var ErrNoGolden = errors.New("no golden trace")
 
+// ErrGoldenDiffers means a trace differs from its golden trace: a change of
+// behaviour, where the other errors of CheckGolden are the harness's (a
+// golden trace missing or unreadable).
+var ErrGoldenDiffers = errors.New("the trace differs from the golden trace")
+
 // CheckGolden compares tr with s's golden trace for mode m. Simulated traces
 // must be equal event for event (times exact); lab traces are compared as
 // s.LabGolden says, and not at all when it is nil.
@@ -43,7 +48,7 @@ func CheckGolden(tracesDir string, s Spec, m trace.Mode, tr *trace.Trace) error 
 		return err
 	}
 	if res := compare.Traces(golden, tr, opts); !res.Equal() {
-		return fmt.Errorf("the trace differs from the golden %s:\n%s", path, res.String())
+		return fmt.Errorf("%w %s:\n%s", ErrGoldenDiffers, path, res.String())
 	}
 	return nil
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +182,31 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 	}
 	if out[0].Results[0].Verdict != verdict.Pass || out[1].Results[0].Verdict != verdict.Fail || out[2].Results[0].Verdict != verdict.Pass {
 		t.Errorf("verdicts out of job order: %v %v %v", out[0].Results, out[1].Results, out[2].Results)
+	}
+}
+
+// TestCheckGoldenOutcome_MissingOrCorruptIsAnError verifies a golden trace
+// that is missing or unreadable gives the golden-trace row an error (the
+// harness's to mend), never a fail.
+func TestCheckGoldenOutcome_MissingOrCorruptIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	s := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
+	o := Run(context.Background(), s, Sim, runner.Reference)
+	missing := o
+	missing.CheckGoldenOutcome(dir)
+	if g := missing.Results[len(missing.Results)-1]; g.Requirement != verdict.GoldenTrace || g.Verdict != verdict.Error {
+		t.Errorf("without a golden trace: %+v, want an error row", g)
+	}
+	if err := os.MkdirAll(filepath.Dir(GoldenPath(dir, s, Sim)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(GoldenPath(dir, s, Sim), []byte("not a trace\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	corrupt := o
+	corrupt.Results = slices.Clone(o.Results)
+	corrupt.CheckGoldenOutcome(dir)
+	if g := corrupt.Results[len(corrupt.Results)-1]; g.Requirement != verdict.GoldenTrace || g.Verdict != verdict.Error {
+		t.Errorf("with a corrupt golden trace: %+v, want an error row", g)
 	}
 }
