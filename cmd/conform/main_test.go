@@ -362,3 +362,17 @@ func TestCache_ListAndClean(t *testing.T) {
 		t.Errorf("after clean: %d entries left", len(entries))
 	}
 }
+
+// TestRun_HTMLReport verifies conform run --html writes the report page of
+// the reference's runs.
+func TestRun_HTMLReport(t *testing.T) {
+	dir := t.TempDir()
+	var out, errw bytes.Buffer
+	if err := run(context.Background(), []string{"run", "--mode", "sim", "--suite", "a62", "--html", dir}, &out, &errw); err != nil {
+		t.Fatalf("run --html: %v\n%s", err, errw.String())
+	}
+	page, err := os.ReadFile(dir + "/index.html")
+	if err != nil || !strings.Contains(string(page), "conform run") || !strings.Contains(string(page), "A62-STICKY-TF") {
+		t.Errorf("the page (%v) lacks the title or the rows", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/conformlab/conform/harness/report"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -40,9 +41,9 @@ Flags:
 
 // runFlags are the flags of run and record.
 type runFlags struct {
-	suite, labelFilter, mode, junit, traces string
-	asJSON                                  bool
-	parallel                                int
+	suite, labelFilter, mode, junit, traces, html string
+	asJSON                                        bool
+	parallel                                      int
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {
@@ -53,6 +54,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
+	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the table")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each lab scenario builds a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
@@ -84,6 +86,14 @@ func (f *runFlags) validate(name string) error {
 	if f.junit != "" {
 		if err := writable(f.junit); err != nil {
 			return badUsage("%s: --junit: %v", name, err)
+		}
+	}
+	if f.html != "" {
+		if err := os.MkdirAll(f.html, 0o755); err != nil {
+			return badUsage("%s: --html %s: %v (want a directory conform can create or write)", name, f.html, err)
+		}
+		if err := writable(filepath.Join(f.html, html.FileName)); err != nil {
+			return badUsage("%s: --html: %v", name, err)
 		}
 	}
 	if f.traces != "" {
@@ -200,6 +210,11 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return ctx.Err()
 	}
 	rep := report.Table{Runs: reportRuns(outcomes, ""), Disagree: agreements(outcomes), Wall: time.Since(start), Parallel: f.parallel}
+	if f.html != "" {
+		if err := writeRunHTML(f.html, outcomes, dir, stderr); err != nil {
+			return err
+		}
+	}
 	if f.junit != "" {
 		if err := report.WriteJUnit(f.junit, rep.Runs); err != nil {
 			return err
@@ -327,4 +342,31 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 // plainLine is err's message without colour codes, on one line.
 func plainLine(err error) string {
 	return strings.Join(strings.Fields(ansi.ReplaceAllString(err.Error(), "")), " ")
+}
+
+// writeRunHTML writes the HTML report of the reference's runs: one column
+// per mode, each run with its golden trace.
+func writeRunHTML(dir string, outcomes []spec.Outcome, tracesDir string, stderr io.Writer) error {
+	byMode := map[trace.Mode][]spec.Outcome{}
+	for _, o := range outcomes {
+		byMode[o.Mode] = append(byMode[o.Mode], o)
+	}
+	var m report.Matrix
+	for _, mode := range []trace.Mode{spec.Sim, spec.Lab} {
+		if len(byMode[mode]) > 0 {
+			name := "reference · " + string(mode)
+			rs := reportRuns(byMode[mode], tracesDir)
+			for i := range rs {
+				rs[i].Impl = name
+			}
+			m.Impls = append(m.Impls, report.Impl{Name: name, Runs: rs})
+		}
+	}
+	rep := m.HTML(time.Now())
+	rep.Title = "conform run"
+	if err := html.Write(dir, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", dir, html.FileName)
+	return nil
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +46,6 @@ Flags:
 type verifyFlags struct {
 	runFlags
 	impls  []string
-	html   string
 	failOn string
 }
 
@@ -86,14 +83,6 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
-	}
-	if f.html != "" {
-		if err := os.MkdirAll(f.html, 0o755); err != nil {
-			return nil, badUsage("verify: --html %s: %v (want a directory conform can create or write)", f.html, err)
-		}
-		if err := writable(filepath.Join(f.html, html.FileName)); err != nil {
-			return nil, badUsage("verify: --html: %v", err)
-		}
 	}
 	f.mode = "lab"
 	return f, f.validate("verify")
