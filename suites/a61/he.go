@@ -1,7 +1,6 @@
 package a61
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -81,6 +80,7 @@ func heDelayClamp(name, configured string, want time.Duration) spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				spec.RequirePromptFirstAttempt(tr)
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
 					want, spec.Within(tr, labSlack)))
 			}},
@@ -188,7 +188,7 @@ func heAllRefused() spec.Spec {
 				// After the pass: one re-resolution per two failures (two
 				// subchannels), counted across subchannels.
 				if !spec.HasPolicy(tr) {
-					reresolvesPerRound(g, tr, passEnd(g, tr, "b1/ipv6", "b1/ipv4"), 2, addrs(tr, "b1/ipv6", "b1/ipv4")...)
+					spec.ReResolvesPerRound(g, tr, passEnd(g, tr, "b1/ipv6", "b1/ipv4"), 2, 1, addrs(tr, "b1/ipv6", "b1/ipv4")...)
 					return
 				}
 				rr := spec.ReResolutions(tr)
@@ -369,32 +369,6 @@ const (
 	minFirstBackoff = 800 * time.Millisecond
 	maxFirstBackoff = 1200 * time.Millisecond
 )
-
-// reresolvesPerRound checks, from outside the policy, that after the pass
-// ended at end a re-resolution was requested each time the count of
-// connection failures (refusals of as, counted across addresses) reached
-// n: a request within 10 ms of that failure. The channel's requests may
-// include the subchannels' own, so it does not count them.
-func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, end time.Duration, n int, as ...string) {
-	reached := spec.FailureCountReached(tr, end, n, as...)
-	spec.RequireReResolutionVisible(tr)
-	// The failures that complete no round are where the policy asks for
-	// nothing.
-	var quiet []time.Duration
-	for _, t := range spec.FailureCountReached(tr, end, 1, as...) {
-		if !slices.Contains(reached, t) {
-			quiet = append(quiet, t)
-		}
-	}
-	spec.RequireRequestsAttributable(tr, quiet, reached, spec.Within(tr, 10*time.Millisecond))
-	rr := spec.ReResolutions(tr)
-	g.ExpectWithOffset(1, reached).NotTo(gomega.BeEmpty(), "failures after the pass: a round of %d should complete", n)
-	for i, t := range reached {
-		asked := trace.Select(rr, func(e trace.Event) bool { return e.T >= t && e.T-t <= spec.Within(tr, 10*time.Millisecond) })
-		g.ExpectWithOffset(1, asked).NotTo(gomega.BeEmpty(), "failure %d after the pass (at %s) completes a round and should be followed by re-resolution; the channel's requests:%s",
-			(i+1)*n, trace.FormatT(t), spec.Render(rr))
-	}
-}
 
 // passEnd is when the first pass over the given addresses ended: the first
 // failure of the last of them to fail.

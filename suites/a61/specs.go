@@ -90,6 +90,7 @@ func heDroppedIPv6() spec.Spec {
 			}},
 			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.RequireFirstAttempt(tr, spec.Addr(tr, "b1/ipv6"))
+				spec.RequirePromptFirstAttempt(tr)
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
 					250*time.Millisecond, spec.Within(tr, labSlack)))
 			}},

@@ -132,6 +132,7 @@ func expectEDSNACK(g gomega.Gomega, tr *trace.Trace, c addrNACKCase) {
 // expectFirstVersionServes checks that the RPCs before and after the NACK
 // were both spread over b1 and b2 by the first version's round_robin.
 func expectFirstVersionServes(g gomega.Gomega, tr *trace.Trace, first, second []string) {
+	spec.RequireConnectedBefore(tr, spec.RPCResult(g, tr, first[0]).T, "b1", "b2")
 	for _, ids := range [][]string{first, second} {
 		g.Expect(spec.ServedByEach(g, tr, ids...)).To(gomega.ConsistOf("b1", "b2", "b1", "b2"),
 			"the first version's round_robin over b1 and b2 should serve %v (the rejected version has b1 alone)", ids)

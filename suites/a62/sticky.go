@@ -1,7 +1,6 @@
 package a62
 
 import (
-	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -206,7 +205,7 @@ func stickyTFReresolveEveryRound() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				if !spec.HasPolicy(tr) {
-					reresolvesPerRound(g, tr, 2, spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4"))
+					spec.ReResolvesPerRound(g, tr, -1, 2, 3, spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv4"))
 					return
 				}
 				// Walk the trace: count subchannel failures; every second
@@ -355,46 +354,4 @@ func stickyTFNewListAllFail() spec.Spec {
 		// modes draw differently.
 		Agreement: agreement(labSlack, 700*time.Millisecond),
 	}
-}
-
-// reresolvesPerRound checks, from outside the policy, that each time the
-// count of connection failures (refusals of as, counted across addresses)
-// reaches n, a re-resolution is requested by the time the next round ends,
-// and that the run gives three rounds. The channel's requests may include
-// the subchannels' own (grpc-go's), so they are not counted: the policy's
-// request is one of those after a round's last failure.
-//
-// The window runs to the next round's end, not to its first failure (each
-// re-resolution is credited to one round only), and the last round is not
-// checked: what a driver sees is the channel's
-// resolver being asked, and channels space resolutions with a backoff
-// (grpc-js's resolving balancer defers a request made within its backoff
-// until the backoff ends). Seen with grpc-js 1.14.7: a resolution at
-// +2.808 s, mid-round, and the request at the third round's end (+2.878 s)
-// carried out only after the run's end (+3.6 s).
-func reresolvesPerRound(g gomega.Gomega, tr *trace.Trace, n int, as ...string) {
-	ends := spec.FailureCountReached(tr, -1, n, as...) // every failure of the run
-	spec.RequireReResolutionVisible(tr)
-	// The failures that complete no round are where the policy asks for
-	// nothing.
-	var quiet []time.Duration
-	for _, t := range spec.FailureCountReached(tr, -1, 1, as...) {
-		if !slices.Contains(ends, t) {
-			quiet = append(quiet, t)
-		}
-	}
-	spec.RequireRequestsAttributable(tr, quiet, ends, spec.Within(tr, 10*time.Millisecond))
-	rr := spec.ReResolutions(tr)
-	used := 0 // the re-resolutions already credited to a round
-	// The last round is not checked: its request may be deferred past the run.
-	for i := 0; i+1 < len(ends); i++ {
-		// The first re-resolution not credited to an earlier round, from
-		// this round's end: one request cannot answer two rounds.
-		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= ends[i] })
-		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= ends[i+1]).To(gomega.BeTrue(),
-			"at %s: round %d of failures ended without a re-resolution of its own by the end of the next round (%s); re-resolutions at %v",
-			trace.FormatT(ends[i]), i+1, trace.FormatT(ends[i+1]), spec.Times(rr))
-		used += next + 1
-	}
-	g.ExpectWithOffset(1, len(ends)).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
 }

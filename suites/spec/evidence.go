@@ -335,3 +335,71 @@ func isSubsequence(sub, want []string) bool {
 	}
 	return i == len(sub)
 }
+
+// maxResolutionDeferral bounds how long a channel may hold a re-resolution
+// request back: channels space resolutions with a backoff (grpc-js's
+// resolving balancer defers a request made within its 1 s ±20 % backoff
+// until the backoff ends).
+const maxResolutionDeferral = 1200 * time.Millisecond
+
+// ReResolvesPerRound checks, from outside the policy, A61's rule that
+// pick_first asks for re-resolution each time the count of connection
+// failures after the time after (refusals of addrs, counted across
+// addresses) reaches n, its number of subchannels, and that the run gives
+// at least rounds such rounds. Each round must be followed by a request of
+// its own (one request cannot answer two rounds) by the end of the next
+// round — what a driver sees is the channel's resolver being asked, which
+// may defer the request (maxResolutionDeferral); the last round is checked
+// only when the run went on for that long after it. Its preconditions: the
+// requests are visible (RequireReResolutionVisible) and attributable to the
+// policy (RequireRequestsAttributable: none after the failures that
+// complete no round).
+func ReResolvesPerRound(g gomega.Gomega, tr *trace.Trace, after time.Duration, n, rounds int, addrs ...string) {
+	ends := FailureCountReached(tr, after, n, addrs...)
+	g.ExpectWithOffset(1, len(ends)).To(gomega.BeNumerically(">=", rounds), "the scenario should give %d rounds of %d failures", rounds, n)
+	RequireReResolutionVisible(tr)
+	var quiet []time.Duration
+	for _, t := range FailureCountReached(tr, after, 1, addrs...) {
+		if !slices.Contains(ends, t) {
+			quiet = append(quiet, t)
+		}
+	}
+	RequireRequestsAttributable(tr, quiet, ends, Within(tr, 10*time.Millisecond))
+	rr := ReResolutions(tr)
+	last := tr.Events[len(tr.Events)-1].T
+	used := 0 // the requests already credited to a round
+	for i, end := range ends {
+		by := last
+		if i+1 < len(ends) {
+			by = ends[i+1]
+		} else if last-end < maxResolutionDeferral {
+			return // the run ended before a deferred request would show
+		}
+		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= end })
+		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= by).To(gomega.BeTrue(),
+			"at %s: round %d of failures ended without a re-resolution of its own by %s; re-resolutions at %v",
+			trace.FormatT(end), i+1, trace.FormatT(by), Times(rr))
+		used += next + 1
+	}
+}
+
+// promptStart bounds how long after the first resolver update a client's
+// first connection attempt may leave for the gap to its next attempt to
+// measure its Connection Attempt Delay (grpc-js's first SYN leaves 16–51 ms
+// after the list on a quiet machine).
+const promptStart = 100 * time.Millisecond
+
+// RequirePromptFirstAttempt states the precondition of a check that reads a
+// client's timer from the gap between its first two attempts: the first
+// attempt left soon after the first resolver update. A client that starts
+// its timer when it schedules the connect (grpc-js does) and was stalled
+// before the connect left sends its first SYN late, which shortens the gap
+// without its timer being short.
+func RequirePromptFirstAttempt(tr *trace.Trace) {
+	ups, as := Of(tr, trace.KindResolverUpdate), Attempts(tr.Events)
+	if len(ups) == 0 || len(as) == 0 {
+		return // the check's own assertions say what is missing
+	}
+	verdict.Require(as[0].T-ups[0].T <= promptStart, "the client's first attempt left %s after the addresses arrived (more than %v): it was stalled, and the gap between its attempts does not measure its timer",
+		trace.FormatT(as[0].T-ups[0].T), promptStart)
+}

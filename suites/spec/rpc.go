@@ -1,12 +1,14 @@
 package spec
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // RPCs: sending them from a scenario, and reading what became of them.
@@ -96,4 +98,25 @@ func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
 	picks := trace.Select(PicksOf(tr, id), func(e trace.Event) bool { return e.Addr != "" })
 	g.ExpectWithOffset(1, picks).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
 	return picks[len(picks)-1].Addr
+}
+
+// RequireConnectedBefore states the precondition of a check of how RPCs
+// were spread over backends: each of backends had a connection established
+// (a SYN-ACK to one of its addresses) before t. round_robin picks among the
+// endpoints that are READY; RPCs sent while only one was (the client's
+// configuration came late, one connection was slower) all go to it, which
+// is right, and says nothing of the spread.
+func RequireConnectedBefore(tr *trace.Trace, t time.Duration, backends ...string) {
+	for _, b := range backends {
+		var addrs []string
+		if i := tr.Header.Scenario.BackendIndex(b); i >= 0 {
+			for _, fam := range tr.Header.Scenario.Backends[i].Stack.Families() {
+				addrs = append(addrs, Addr(tr, scenario.Addr(b+"/"+string(fam))))
+			}
+		}
+		up := slices.ContainsFunc(tr.Events, func(e trace.Event) bool {
+			return e.Kind == trace.KindSYNACK && e.T < t && slices.Contains(addrs, e.Addr)
+		})
+		verdict.Require(up, "%s had no connection established before %s: the RPCs could only go to the backends that were READY", b, trace.FormatT(t))
+	}
 }
