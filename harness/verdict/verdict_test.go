@@ -257,18 +257,21 @@ func TestEvaluate_EnvScope(t *testing.T) {
 }
 
 // TestScope_BrokenRuns verifies that the results of a run that broke are
-// scoped too: a crash of an implementation out of a rule's scope is no
-// fail of that rule; an error (conform broke) stays an error, and results
-// of rules in scope stay as they are.
+// scoped too: after a crash, a rule out of the implementation's scope is
+// not-applicable, one in scope inconclusive, and the crash's own row stays
+// a fail; an error (conform broke) stays an error.
 func TestScope_BrokenRuns(t *testing.T) {
 	ids := []string{"A75-IDLE-TIMEOUT-UNSET-DEFAULT", "A75-AGG-LB-FROM-UNDERLYING"}
 	h := scoped("grpc-js").Header
-	crash := Scope(Broken(subject, ids, Fail, "the implementation crashed"), h)
-	if crash[0].Verdict != NotApplicable || crash[0].Kind != "" || !strings.Contains(crash[0].Evidence, "A75, Implementation") {
-		t.Errorf("crash, out of scope: %+v", crash[0])
+	crash := Scope(Crashed(subject, ids, "the implementation crashed"), h)
+	if crash[0].Requirement != CrashRow || crash[0].Verdict != Fail || crash[0].Kind != Crash {
+		t.Errorf("the crash row: %+v, want fail (crash)", crash[0])
 	}
-	if crash[1].Verdict != Fail || crash[1].Kind != Crash {
-		t.Errorf("crash, in scope: %+v, want fail (crash)", crash[1])
+	if crash[1].Verdict != NotApplicable || crash[1].Kind != "" || !strings.Contains(crash[1].Evidence, "A75, Implementation") {
+		t.Errorf("crash, out of scope: %+v", crash[1])
+	}
+	if crash[2].Verdict != Inconclusive {
+		t.Errorf("crash, in scope: %+v, want inconclusive", crash[2])
 	}
 	if errs := Scope(Broken(subject, ids, Error, "the driver broke"), h); errs[0].Verdict != Error || errs[1].Verdict != Error {
 		t.Errorf("errors: %+v, want errors", errs)
