@@ -19,10 +19,10 @@ import (
 // simulator's, exact and deterministic, which every spec has.
 var Mode = spec.Sim
 
-// Wanted reports whether the generator makes a bad trace for c: every
-// black-box check, and the reference-only ones too when all is set.
-func Wanted(c Check, all bool) bool {
-	return c.Spec.RunsIn(Mode) && (c.BlackBox() || all)
+// Wanted reports whether c is to have a bad trace: every check of a spec
+// that runs in Mode, black-box or reference-only.
+func Wanted(c Check) bool {
+	return c.Spec.RunsIn(Mode)
 }
 
 // Result is what Generate did.
@@ -34,10 +34,10 @@ type Result struct {
 // Generate searches a bad trace for every wanted check of specs, writes
 // each under tracesDir/bad/ (replacing what was there, so that re-running
 // it writes the same bytes) and the index, bad/README.md.
-func Generate(tracesDir string, specs []spec.Spec, all bool) (Result, error) {
+func Generate(tracesDir string, specs []spec.Spec) (Result, error) {
 	var res Result
 	for _, c := range Checks(specs) {
-		if !Wanted(c, all) {
+		if !Wanted(c) {
 			continue
 		}
 		golden, err := Golden(tracesDir, c.Spec, Mode)
@@ -139,10 +139,10 @@ Each check below has a known-good trace, its spec's golden trace
 (` + "`traces/<doc>/<spec>.sim.jsonl`" + `), on which it passes, and a known-bad one here, on
 which it fails: the golden trace changed by one named mutation that breaks the
 check's rule (DESIGN.md, "How a verdict is reached": a check that cannot fail
-is a defect). ` + "`go test ./suites/internal/badtrace`" + ` runs every check on its pair, and on
-the lab's golden trace too. Black-box checks (no ` + "`Needs`" + `: they judge any
-implementation's trace) come first; reference-only ones (` + "`Needs: spec.NeedsPolicy`" + `)
-have theirs where the generator found one.
+is a defect). ` + "`go test ./suites/internal/badtrace`" + ` runs every check on its pair (and on
+the lab's golden trace, which it passes too). Black-box checks (no ` + "`Needs`" + `: they judge
+any implementation's trace) and reference-only ones (` + "`Needs: spec.NeedsPolicy`" + `, the
+policy's own events) alike.
 
 - **Where they come from**: generated, never edited by hand —
   ` + "`go run ./suites/internal/badtrace/cmd/badtraces`" + ` tries the mutations of
@@ -159,7 +159,7 @@ have theirs where the generator found one.
   implementation did changes: the harness's stimuli and the scenario stay as
   they were, and the trace is one the strict reader and the JSON schema take.
 - **Checks still without one** are listed, with the reason, in
-  [MISSING.md](MISSING.md); the test fails on any other black-box check without one.
+  [MISSING.md](MISSING.md); the test fails on any other check without one.
 `
 
 // firstLine is s's first line that says something (Gomega's "Expected" on

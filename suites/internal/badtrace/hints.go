@@ -75,6 +75,8 @@ var hints = map[string][]string{
 	"a62/sticky-tf-new-list-all-fail A62-STICKY-TF #2": {"add-attempt[198.19.0.2:50051,resolver-update#2]"},
 	// An address is never tried.
 	"a62/shuffle-false-keeps-order A62-SHUFFLE-CONFIG": {"drop-attempt["},
+	// The policies above the cluster's priority in the other order.
+	"a75/aggregate-eds-then-dns A75-AGG-PER-CLUSTER-POLICIES-ABOVE": {"swap-policies[1,conform_outlier_detection,conform_xds_override_host]"},
 	// RPCs leave eds1's pick_first for its second endpoint.
 	"a75/aggregate-underlying-pick-first A75-AGG-LB-FROM-UNDERLYING":   {"serve-on[r2,"},
 	"a75/aggregate-underlying-pick-first A75-AGG-LB-POLICY-IGNORED #1": {"serve-on[r2,"},
@@ -84,4 +86,20 @@ var hints = map[string][]string{
 	"a75/idle-timeout-seconds-too-large A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK #1": {"nack-to-ack[1]"},
 	"a75/idle-timeout-nanos-negative A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":      {"nack-to-ack[1]"},
 	"a75/idle-timeout-nanos-too-large A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":     {"nack-to-ack[1]"},
+
+	// Reference-only checks.
+	// p1's saved picker is not used: p1 connects anew.
+	"a56/return-to-higher-then-reactivate A56-CHILD-STATE-KEPT": {"repeat-attempt[2,"},
+	// p0's re-resolution request is passed up, not dropped.
+	"a56/ignore-reresolution-requests A56-IGNORE-RERESOLUTION": {"add-resolve-now["},
+	// b1 reconnects while it is unhealthy.
+	"a61/health-unhealthy-is-tf A61-HEALTH-RAW-STATE-CONNECTS": {"repeat-attempt[1,"},
+	// b2's changed endpoint keeps its old child: no new connection.
+	"a61/rr-changed-set A61-PETIOLE-CHANGED-SET-NEW": {"drop-attempt[3]"},
+	// b2 gets a new subchannel at the move instead of keeping its own.
+	"a75/session-follows-endpoint-across-priorities A75-OVERRIDE-OWNS-SUBCHANNELS": {"copy-event[subchannel-new#2,"},
+	// A connection no session uses any more is kept.
+	"a75/session-follows-endpoint-across-priorities A75-SSA-RETAIN-ONLY-IN-SESSION": {"drop-event[subchannel-shutdown#"},
+	// b3, used without a session only, is kept at the move.
+	"a75/override-last-used-time A75-OVERRIDE-LAST-USED-SSA-ONLY": {"drop-event[subchannel-shutdown#1]"},
 }

@@ -10,7 +10,8 @@
 // family a given trace offers, in the families' order, each named by an ID
 // that names it again on the same trace ("shift-attempt[2,+40ms]"). Applying
 // one gives a new trace, in time order, that trace.Canonical writes and
-// trace.Read reads back: a mutation changes behaviour, never the format.
+// trace.Read reads back: a mutation changes behaviour, never the format,
+// and never the harness's stimuli (IsStimulus).
 package mutate
 
 import (
@@ -54,8 +55,9 @@ func (m Mutation) Apply(tr *trace.Trace) (*trace.Trace, error) {
 }
 
 // Families are the mutation families, most specific first: connection
-// attempts, channel states, re-resolution, xDS answers, RPC results, then
-// the generic edits of one policy or capture event.
+// attempts, channel states, re-resolution, xDS answers, RPC results, what
+// a client's xDS resolver gave its channel, then the edits of one event of
+// the policy, the capture or a backend.
 func Families() []Family {
 	return []Family{
 		shiftAttempt, dropAttempt, swapAttempts, retargetAttempt, repeatAttempt, addAttempt,
@@ -64,6 +66,7 @@ func Families() []Family {
 		nackToACK, ackToNACK, nackNewVersion, nackClearErr, dropXDS,
 		serveOn, repick, failRPC, succeedRPC, delayResult, hurryResult, setCode, clearErr, dropErrAddress,
 		swapAddrs,
+		splitEndpoint, reverseEndpoint, staleUpdate, reversePriorities, renamePolicy, swapPolicies, widenSubchannel,
 		timerStopToFire, timerFireToStop, timerDuration,
 		shiftEvent, dropEvent, copyEvent,
 	}

@@ -22,6 +22,8 @@ var goldens = []string{
 	"a56/removed-child-seed.sim.jsonl",
 	"a75/idle-timeout-seconds-negative.sim.jsonl",
 	"a75/idle-timeout-seconds-negative.lab.jsonl",
+	"a75/aggregate-eds-then-dns.sim.jsonl",
+	"a61/xds-dual-stack-endpoint.sim.jsonl",
 }
 
 func readGolden(t *testing.T, name string) *trace.Trace {
@@ -45,13 +47,15 @@ func canonical(t *testing.T, tr *trace.Trace) []byte {
 // TestCandidates_MakeTracesTheReaderTakes applies every candidate of each
 // golden trace: the result is in time order, written in canonical form it
 // reads back strictly, the golden trace is left as it was, IDs are unique,
-// and the harness's stimuli are untouched.
+// and the harness's stimuli are untouched (an xDS resolver's output is the
+// client's, not a stimulus).
 func TestCandidates_MakeTracesTheReaderTakes(t *testing.T) {
 	for _, name := range goldens {
 		t.Run(name, func(t *testing.T) {
 			tr := readGolden(t, name)
 			before := canonical(t, tr)
-			stimuli := trace.Select(tr.Events, trace.FromSource(trace.SourceHarness))
+			isStimulus := func(e trace.Event) bool { return IsStimulus(tr, e) }
+			stimuli := trace.Select(tr.Events, isStimulus)
 			cands := Candidates(tr)
 			if len(cands) == 0 {
 				t.Fatal("no candidates")
@@ -78,7 +82,7 @@ func TestCandidates_MakeTracesTheReaderTakes(t *testing.T) {
 				if bytes.Equal(b, before) {
 					t.Errorf("%s: changes nothing", m.ID)
 				}
-				if got := trace.Select(bad.Events, trace.FromSource(trace.SourceHarness)); !slices.EqualFunc(got, stimuli, eventsEqual) {
+				if got := trace.Select(bad.Events, isStimulus); !slices.EqualFunc(got, stimuli, eventsEqual) {
 					t.Errorf("%s: changes the harness's stimuli", m.ID)
 				}
 			}
@@ -256,5 +260,24 @@ func TestApply_RefusesEventsBeforeTheStart(t *testing.T) {
 	tr := small()
 	if _, ok := ByID(tr, "shift-attempt[1,-40ms]"); ok {
 		t.Error("a shift before the start of the run is offered")
+	}
+}
+
+func TestReversePriorities_ReversesTheOutermostList(t *testing.T) {
+	got, ok := reversedPriorities(`{"children":{"a":{"config":[{"p":{"priorities":["x","y"]}}]}},"priorities":["a","b","c"]}`)
+	want := `{"children":{"a":{"config":[{"p":{"priorities":["x","y"]}}]}},"priorities":["c","b","a"]}`
+	if !ok || got != want {
+		t.Errorf("got %s (%v), want %s", got, ok, want)
+	}
+}
+
+func TestResolverFamilies_OnlyForAnXDSResolversOutput(t *testing.T) {
+	for _, name := range []string{"a61/he-all-refused.sim.jsonl", "a56/removed-child-seed.sim.jsonl"} {
+		for _, m := range Candidates(readGolden(t, name)) {
+			switch m.Family {
+			case "split-endpoint", "reverse-endpoint", "stale-update", "reverse-priorities", "rename-policy", "swap-policies":
+				t.Errorf("%s: %s changes the harness's resolver updates or config", name, m.ID)
+			}
+		}
 	}
 }

@@ -1,10 +1,10 @@
 // Command badtraces writes the known-bad traces under traces/bad/ and their
-// index: for every black-box check of the suites (with -all, every check),
-// the first mutation of its golden trace on which it fails
+// index: for every check of the suites, the mutation of its golden trace on
+// which it fails
 // (suites/internal/badtrace). It prints the checks it found none for: each
 // must be in traces/bad/MISSING.md, with the reason.
 //
-//	go run ./suites/internal/badtrace/cmd/badtraces [-traces DIR] [-all]
+//	go run ./suites/internal/badtrace/cmd/badtraces [-traces DIR]
 package main
 
 import (
@@ -19,7 +19,6 @@ import (
 
 func main() {
 	dir := flag.String("traces", "", "the traces directory; default: traces/ of the enclosing checkout")
-	all := flag.Bool("all", false, "also the checks that need the policy's events (reference-only)")
 	flag.Parse()
 	if *dir == "" {
 		d, err := spec.TracesDir()
@@ -28,7 +27,7 @@ func main() {
 		}
 		*dir = d
 	}
-	res, err := badtrace.Generate(*dir, badtrace.Specs(), *all)
+	res, err := badtrace.Generate(*dir, badtrace.Specs())
 	if err != nil {
 		fail(err)
 	}
