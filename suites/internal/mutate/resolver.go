@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -20,9 +19,10 @@ import (
 // traces; and the subchannels the policy made of the endpoints.
 
 // resolverOutput reports whether the trace's resolver updates and configs
-// are the client's xDS resolver's output.
+// are the client's xDS resolver's output: the client spoke to the xDS
+// management server.
 func resolverOutput(tr *trace.Trace) bool {
-	return tr.Header.Scenario != nil && tr.Header.Scenario.Client.Target == scenario.TargetXDS
+	return slices.ContainsFunc(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindXDSRequest })
 }
 
 // IsStimulus reports whether e is one of the harness's stimuli, which no
