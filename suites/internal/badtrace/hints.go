@@ -1,0 +1,105 @@
+package badtrace
+
+// hints name, per check (its Key), the mutations to try first, where the
+// families' own order would choose a less telling one: an ID, or the
+// beginning of IDs ("shift-attempt[2,"). Each says, in its
+// comment, the wrong behaviour it stands for. A hinted mutation still has
+// to make the check fail, and the generator still prefers, among all the
+// mutations, one that leaves the spec's other checks passing.
+var hints = map[string][]string{
+	// p1, the same child under its new place, opens a new connection at the swap.
+	"a56/config-name-is-identity A56-CONFIG-NAME-IS-IDENTITY": {"add-attempt[198.19.0.2:50051,config-update#"},
+	// p0, named again and chosen, connects anew instead of being reactivated.
+	"a56/removed-child-seed A56-READDED-CHILD-NOT-REACTIVATED":   {"add-attempt[198.19.0.1:50051,config-update#3]"},
+	"a56/removed-child-env-revert A56-CHILD-CACHE-ENV-REVERT #1": {"add-attempt[198.19.0.1:50051,config-update#3]"},
+	// p0 is not destroyed when the config drops it.
+	"a56/removed-child-latest A56-REMOVED-CHILD-DESTROYED": {"drop-event[subchannel-shutdown#1]"},
+	// The new p0 makes no new connection: the old one was kept.
+	"a56/removed-child-latest A56-READDED-CHILD-NEW": {"drop-attempt[3]"},
+	// The IPv4 attempt never comes: the timer did not start the next address.
+	"a61/he-dropped-ipv6 A61-HE-TIMER-NEXT-ADDRESS": {"drop-attempt[2]"},
+	// The second SYN 40 ms late: the delay is not 250 ms.
+	"a61/he-dropped-ipv6 A61-HE-DELAY-DEFAULT":                    {"shift-attempt[2,+40ms]"},
+	"a61/he-delay-clamp-low A61-HE-DELAY-CLAMP":                   {"shift-attempt[2,+40ms]"},
+	"a61/he-delay-clamp-high A61-HE-DELAY-CLAMP":                  {"shift-attempt[2,+40ms]"},
+	"a61/xds-dual-stack-endpoint A61-XDS-ADDITIONAL-ADDRESSES #2": {"shift-attempt[2,+40ms]"},
+	// After the refusal the client waits out the delay.
+	"a61/he-refused-ipv6 A61-HE-FAILURE-NEXT-ADDRESS": {"shift-attempt[2,+150ms]"},
+	// The RPCs ride the IPv6 connection, not the first one established.
+	"a61/he-first-ready-wins A61-HE-FIRST-READY-WINS": {"repick["},
+	// A third timer, after the last address.
+	"a61/he-three-dropped A61-HE-TIMER-UNLESS-LAST": {"copy-event[timer-start#2,"},
+	// After the pass an address is not retried.
+	"a61/he-all-refused A61-HE-AFTER-PASS-ALL-ADDRESSES": {"drop-attempt[3]", "drop-attempt[4]"},
+	// The new pass attempts a subchannel that is CONNECTING, or in backoff.
+	"a61/he-new-list A61-HE-TURN-CONNECTING":    {"add-attempt[198.19.0.1:50051,resolver-update#2]"},
+	"a61/he-turn-tf-skips A61-HE-TURN-TF-SKIPS": {"add-attempt[198.19.0.1:50051,resolver-update#2]"},
+	// The pass reaches b1, IDLE, and does not connect it.
+	"a61/he-turn-idle A61-HE-TURN-IDLE": {"drop-attempt[5]"},
+	// The status says nothing of the child's connection error.
+	"a61/rr-error-detail A61-PETIOLE-ERROR-DETAIL": {"drop-err-address["},
+	// Without health checking, NOT_SERVING still turns the channel TRANSIENT_FAILURE.
+	"a61/health-pick-first-alone A61-HEALTH-NONE-IS-RAW": {"insert-state[2,TRANSIENT_FAILURE]"},
+	// After the loss b1 reconnects to its old first address.
+	"a61/rr-reorder A61-PETIOLE-REORDER-PUSHED": {"retarget-attempt["},
+	// b1's endpoint, on both lists, is reconnected at the update.
+	"a61/rr-changed-set A61-PETIOLE-SET-DIFF": {"add-attempt[[fd00:c0f::b:1]:50051,resolver-update#2]"},
+	// r2 goes elsewhere than r1.
+	"a61/rh-lazy A61-RH-PICKER": {"serve-on[r2,"},
+	// The ejection is lost when e1's locality and health change.
+	"a61/xds-od-keys-addresses-only A61-OD-KEYS-ADDRESSES-ONLY": {"serve-on[n1,"},
+	// With the guard on, the additional address is ignored: r1 fails on b1.
+	"a61/xds-dualstack-guard-on A61-XDS-ENV-GUARD #1": {"fail-rpc[r1]"},
+	// The invalid EDS resource is accepted.
+	"a61/xds-additional-address-unset A61-XDS-ADDITIONAL-ADDRESS-UNSET #1":          {"nack-to-ack[1]"},
+	"a61/xds-additional-address-pipe A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":       {"nack-to-ack[1]"},
+	"a61/xds-additional-address-host-name A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":  {"nack-to-ack[1]"},
+	"a61/xds-additional-address-named-port A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1": {"nack-to-ack[1]"},
+	"a61/xds-additional-address-duplicate A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":  {"nack-to-ack[1]"},
+	// The lost connection makes pick_first reconnect at once, not IDLE.
+	"a62/connection-lost-idle A62-CONNECTION-LOST-IDLE #1":            {"replace-state[3,CONNECTING]"},
+	"a62/connection-lost-backend-stopped A62-CONNECTION-LOST-IDLE #1": {"replace-state[3,CONNECTING]"},
+	"a62/connection-lost-idle A62-CONNECTION-LOST-IDLE #2":            {"add-attempt[198.19.0.1:50051,balancer-state#"},
+	"a62/connection-lost-backend-stopped A62-CONNECTION-LOST-IDLE #2": {"add-attempt[198.19.0.1:50051,balancer-state#"},
+	// r2, wait_for_ready, is answered at once, in TRANSIENT_FAILURE.
+	"a62/tf-picks-fail-fast A62-TF-PICKS #2": {"hurry-result[r2]"},
+	// p0's failure shows on the READY channel.
+	"a62/sticky-tf-priority A62-STICKY-TF-PRIORITY #1": {"insert-state[2,"},
+	// A reconnection that does not wait out the backoff.
+	"a62/sticky-tf-until-ready A62-STICKY-TF-RECONNECTS": {"repeat-attempt[1,+100ms]"},
+	// TRANSIENT_FAILURE does not stick.
+	"a62/sticky-tf-reresolve-every-round A62-STICKY-TF": {"insert-state[2,"},
+	"a62/sticky-tf-new-list A62-STICKY-TF #1":           {"insert-state[2,"},
+	"a62/sticky-tf-new-list-all-fail A62-STICKY-TF #1":  {"insert-state[2,"},
+	// The new pass attempts b2, in backoff.
+	"a62/sticky-tf-new-list-all-fail A62-STICKY-TF #2": {"add-attempt[198.19.0.2:50051,resolver-update#2]"},
+	// An address is never tried.
+	"a62/shuffle-false-keeps-order A62-SHUFFLE-CONFIG": {"drop-attempt["},
+	// The policies above the cluster's priority in the other order.
+	"a75/aggregate-eds-then-dns A75-AGG-PER-CLUSTER-POLICIES-ABOVE": {"swap-policies[1,conform_outlier_detection,conform_xds_override_host]"},
+	// RPCs leave eds1's pick_first for its second endpoint.
+	"a75/aggregate-underlying-pick-first A75-AGG-LB-FROM-UNDERLYING":   {"serve-on[r2,"},
+	"a75/aggregate-underlying-pick-first A75-AGG-LB-POLICY-IGNORED #1": {"serve-on[r2,"},
+	// The invalid Cluster is accepted.
+	"a75/idle-timeout-not-http-options A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK #1":  {"nack-to-ack[1]"},
+	"a75/idle-timeout-seconds-negative A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK #1":  {"nack-to-ack[1]"},
+	"a75/idle-timeout-seconds-too-large A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK #1": {"nack-to-ack[1]"},
+	"a75/idle-timeout-nanos-negative A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":      {"nack-to-ack[1]"},
+	"a75/idle-timeout-nanos-too-large A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":     {"nack-to-ack[1]"},
+
+	// Reference-only checks.
+	// p1's saved picker is not used: p1 connects anew.
+	"a56/return-to-higher-then-reactivate A56-CHILD-STATE-KEPT": {"repeat-attempt[2,"},
+	// p0's re-resolution request is passed up, not dropped.
+	"a56/ignore-reresolution-requests A56-IGNORE-RERESOLUTION": {"add-resolve-now["},
+	// b1 reconnects while it is unhealthy.
+	"a61/health-unhealthy-is-tf A61-HEALTH-RAW-STATE-CONNECTS": {"repeat-attempt[1,"},
+	// b2's changed endpoint keeps its old child: no new connection.
+	"a61/rr-changed-set A61-PETIOLE-CHANGED-SET-NEW": {"drop-attempt[3]"},
+	// b2 gets a new subchannel at the move instead of keeping its own.
+	"a75/session-follows-endpoint-across-priorities A75-OVERRIDE-OWNS-SUBCHANNELS": {"copy-event[subchannel-new#2,"},
+	// A connection no session uses any more is kept.
+	"a75/session-follows-endpoint-across-priorities A75-SSA-RETAIN-ONLY-IN-SESSION": {"drop-event[subchannel-shutdown#"},
+	// b3, used without a session only, is kept at the move.
+	"a75/override-last-used-time A75-OVERRIDE-LAST-USED-SSA-ONLY": {"drop-event[subchannel-shutdown#1]"},
+}
