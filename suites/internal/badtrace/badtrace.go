@@ -44,7 +44,7 @@ type Check struct {
 func Checks(specs []spec.Spec) []Check {
 	var out []Check
 	for _, s := range specs {
-		names := checkNames(s.Checks)
+		names := verdict.CheckNames(s.Checks)
 		for i := range s.Checks {
 			out = append(out, Check{Spec: s, Index: i, Name: names[i]})
 		}
@@ -52,27 +52,6 @@ func Checks(specs []spec.Spec) []Check {
 	return out
 }
 
-// checkNames names each check as verdict.Evaluate names its row (the test
-// holds the two to the same names): its Name; "" when it is its
-// requirement's only check; else "#n", its place among them.
-func checkNames(checks []verdict.Check) []string {
-	per := map[string]int{}
-	for _, c := range checks {
-		per[c.Requirement]++
-	}
-	seen := map[string]int{}
-	out := make([]string, len(checks))
-	for i, c := range checks {
-		seen[c.Requirement]++
-		switch {
-		case c.Name != "":
-			out[i] = c.Name
-		case per[c.Requirement] > 1:
-			out[i] = fmt.Sprintf("#%d", seen[c.Requirement])
-		}
-	}
-	return out
-}
 
 // Of is the verdict.Check itself.
 func (c Check) Of() verdict.Check { return c.Spec.Checks[c.Index] }
@@ -99,11 +78,11 @@ func (c Check) Key() string {
 
 // File is the check's bad trace for mode m, relative to the traces
 // directory: bad/<doc>/<spec>.<requirement>[.<check>].<mode>.jsonl, the
-// check's name without its "#".
+// check's name without its "#", spaces as dashes.
 func (c Check) File(m trace.Mode) string {
 	stem := c.Spec.Name() + "." + c.Requirement()
 	if c.Name != "" {
-		stem += "." + strings.TrimPrefix(c.Name, "#")
+		stem += "." + strings.ReplaceAll(strings.TrimPrefix(c.Name, "#"), " ", "-")
 	}
 	return filepath.Join("bad", c.Doc(), stem+"."+string(m)+".jsonl")
 }

@@ -51,11 +51,11 @@ var hints = map[string][]string{
 	// With the guard on, the additional address is ignored: r1 fails on b1.
 	"a61/xds-dualstack-guard-on A61-XDS-ENV-GUARD #1": {"fail-rpc[r1]"},
 	// The invalid EDS resource is accepted.
-	"a61/xds-additional-address-unset A61-XDS-ADDITIONAL-ADDRESS-UNSET #1":          {"nack-to-ack[1]"},
-	"a61/xds-additional-address-pipe A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":       {"nack-to-ack[1]"},
-	"a61/xds-additional-address-host-name A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":  {"nack-to-ack[1]"},
-	"a61/xds-additional-address-named-port A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1": {"nack-to-ack[1]"},
-	"a61/xds-additional-address-duplicate A61-XDS-ADDITIONAL-ADDRESS-VALIDATED #1":  {"nack-to-ack[1]"},
+	"a61/xds-additional-address-unset A61-XDS-ADDITIONAL-ADDRESS-UNSET NACKed":          {"nack-to-ack[1]"},
+	"a61/xds-additional-address-pipe A61-XDS-ADDITIONAL-ADDRESS-VALIDATED NACKed":       {"nack-to-ack[1]"},
+	"a61/xds-additional-address-host-name A61-XDS-ADDITIONAL-ADDRESS-VALIDATED NACKed":  {"nack-to-ack[1]"},
+	"a61/xds-additional-address-named-port A61-XDS-ADDITIONAL-ADDRESS-VALIDATED NACKed": {"nack-to-ack[1]"},
+	"a61/xds-additional-address-duplicate A61-XDS-ADDITIONAL-ADDRESS-VALIDATED NACKed":  {"nack-to-ack[1]"},
 	// The lost connection makes pick_first reconnect at once, not IDLE.
 	"a62/connection-lost-idle A62-CONNECTION-LOST-IDLE #1":            {"replace-state[3,CONNECTING]"},
 	"a62/connection-lost-backend-stopped A62-CONNECTION-LOST-IDLE #1": {"replace-state[3,CONNECTING]"},
@@ -81,11 +81,11 @@ var hints = map[string][]string{
 	"a75/aggregate-underlying-pick-first A75-AGG-LB-FROM-UNDERLYING":   {"serve-on[r2,"},
 	"a75/aggregate-underlying-pick-first A75-AGG-LB-POLICY-IGNORED #1": {"serve-on[r2,"},
 	// The invalid Cluster is accepted.
-	"a75/idle-timeout-not-http-options A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK #1":  {"nack-to-ack[1]"},
-	"a75/idle-timeout-seconds-negative A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK #1":  {"nack-to-ack[1]"},
-	"a75/idle-timeout-seconds-too-large A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK #1": {"nack-to-ack[1]"},
-	"a75/idle-timeout-nanos-negative A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":      {"nack-to-ack[1]"},
-	"a75/idle-timeout-nanos-too-large A75-IDLE-TIMEOUT-NANOS-RANGE-NACK #1":     {"nack-to-ack[1]"},
+	"a75/idle-timeout-not-http-options A75-IDLE-TIMEOUT-NOT-HTTP-OPTS-NACK NACKed":  {"nack-to-ack[1]"},
+	"a75/idle-timeout-seconds-negative A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK NACKed":  {"nack-to-ack[1]"},
+	"a75/idle-timeout-seconds-too-large A75-IDLE-TIMEOUT-SECONDS-RANGE-NACK NACKed": {"nack-to-ack[1]"},
+	"a75/idle-timeout-nanos-negative A75-IDLE-TIMEOUT-NANOS-RANGE-NACK NACKed":      {"nack-to-ack[1]"},
+	"a75/idle-timeout-nanos-too-large A75-IDLE-TIMEOUT-NANOS-RANGE-NACK NACKed":     {"nack-to-ack[1]"},
 
 	// Reference-only checks.
 	// p1's saved picker is not used: p1 connects anew.

@@ -144,7 +144,7 @@ func TestFamilies_HaveNamesAndDescriptions(t *testing.T) {
 // later; the channel reports CONNECTING then READY in both views; an ACK and
 // a NACK; r1 is served by b2.
 func small() *trace.Trace {
-	s := scenario.New("small").Backend("b1", scenario.V4Only).Backend("b2", scenario.V4Only).
+	s := scenario.New("small").Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("pick_first", `{}`).End(time.Second).MustBuild()
 	const a1, a2 = "198.19.0.1:50051", "198.19.0.2:50051"
 	ms := time.Millisecond
