@@ -52,7 +52,6 @@ func Checks(specs []spec.Spec) []Check {
 	return out
 }
 
-
 // Of is the verdict.Check itself.
 func (c Check) Of() verdict.Check { return c.Spec.Checks[c.Index] }
 
