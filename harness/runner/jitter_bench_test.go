@@ -21,19 +21,24 @@ import (
 // The lab's timer jitter: how far from a client's timer the lab observes the
 // effect of that timer, for the timers the suites' lab checks judge. The
 // tolerance those checks use (suites/spec.LabTimer) is derived from these
-// figures:
+// figures, measured with
 //
-//	go test -run '^$' -bench 'Lab_' -benchtime 1x -timeout 1h ./harness/runner
+//	cd harness/runner
+//	go test -run '^$' -bench 'Lab_Conn/.*/impl=(reference|grpc-go)' -benchtime 1x -timeout 2h . -jitter.samples=300
+//	go test -run '^$' -bench 'Lab_Conn/.*/impl=grpc-js' -benchtime 1x -timeout 2h . -jitter.drivers -jitter.samples=60
+//	go test -run '^$' -bench 'Lab_Failover' -benchtime 1x -timeout 2h . -jitter.failover-samples=20
 //
-// Each benchmark runs its scenario once per sample, for the reference (in
-// this process), grpc-go's own policies linked into this process, and the
-// grpc-js driver when it is installed (a third party's timer, in a process
-// of its own), on the machine as it is ("idle") and with one core kept busy
-// by a second process ("loaded": `sh -c 'while :; do :; done'`, started
-// before the samples and killed after them). It reports the deviation of the
+// (the defaults take a few minutes). Each benchmark runs its scenario once
+// per sample, with the lab's real-time scheduling and without it
+// (CONFORM_LAB_SCHED=ordinary), for the reference (in this process),
+// grpc-go's own policies linked into this process, and with -jitter.drivers
+// the grpc-js driver (a third party's timer, in a process of its own), on
+// the machine as it is ("idle") and with one core kept busy by a second,
+// ordinary process ("loaded": `sh -c 'while :; do :; done'`, started before
+// the samples and killed after them). It reports the deviation of the
 // observed value from the timer's figure, in µs: p50, p99, max and min (a
-// negative min is an observation earlier than the timer allows).
-var jitterSamples = flag.Int("jitter.samples", 100, "lab runs per sample set of BenchmarkLab_ConnectionAttemptDelayJitter")
+// negative min is an observation earlier than the timer's figure).
+var jitterSamples = flag.Int("jitter.samples", 30, "lab runs per sample set of BenchmarkLab_ConnectionAttemptDelayJitter")
 
 // BenchmarkLab_ConnectionAttemptDelayJitter measures the gap between the
 // first SYN to b1's IPv6 address, which drops SYNs, and the first SYN to its
@@ -129,9 +134,9 @@ func BenchmarkLab_FailoverTimerJitter(b *testing.B) {
 }
 
 var (
-	failoverSamples  = flag.Int("jitter.failover-samples", 20, "lab runs per sample set of BenchmarkLab_FailoverTimerJitter")
+	failoverSamples  = flag.Int("jitter.failover-samples", 5, "lab runs per sample set of BenchmarkLab_FailoverTimerJitter")
 	failoverParallel = flag.Int("jitter.failover-parallel", 5, "labs BenchmarkLab_FailoverTimerJitter runs at once")
-	jitterDrivers    = flag.Bool("jitter.drivers", true, "also measure the grpc-js driver, when it is installed")
+	jitterDrivers    = flag.Bool("jitter.drivers", false, "also measure the grpc-js driver, when it is installed")
 )
 
 // forEachJitterImpl runs f for each implementation measured, idle and

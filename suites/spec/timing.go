@@ -16,9 +16,9 @@ import (
 // keeps its own.
 //
 // It comes from the lab's measured jitter, for the reference and grpc-go
-// alike (and the grpc-js driver):
-//
-//	go test ./harness/runner -run '^$' -bench 'Lab_' -benchtime 1x -timeout 2h
+// alike (and the grpc-js driver): BenchmarkLab_ConnectionAttemptDelayJitter
+// and BenchmarkLab_FailoverTimerJitter in harness/runner (the commands and
+// sample sizes are there).
 //
 // The lab's kernel timestamps are good to tens of µs; what strays is the
 // client: a timer is observed when the client's thread runs after the
