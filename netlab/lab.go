@@ -27,8 +27,6 @@ type Lab struct {
 	closeOnce sync.Once
 	closeErr  error
 	procs     processes
-
-	realtime error // why the lab is not real-time (realtime.go), nil when it is
 }
 
 // plugParallelism bounds how many hosts are created at once.
@@ -43,7 +41,6 @@ func Start(ctx context.Context, cfg Config) (_ *Lab, err error) {
 	cfg = cfg.withDefaults()
 	l := &Lab{cfg: cfg, rec: newRecorder(cfg.OnEvent), switchNS: netns.None(),
 		byName: make(map[string]*Backend), byAddr: make(map[netip.AddrPort]*Backend)}
-	l.realtime = acquireRealtime()
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -177,7 +174,6 @@ func closeHandles(hosts []*host) {
 // namespaces (and with them every veth and rule). It is idempotent.
 func (l *Lab) Close() error {
 	l.closeOnce.Do(func() {
-		defer releaseRealtime()
 		l.procs.killAll()
 		if l.capture != nil {
 			l.closeErr = l.capture.Close()
@@ -197,10 +193,6 @@ func (l *Lab) Close() error {
 	})
 	return l.closeErr
 }
-
-// Realtime says why the lab's process and clients do not run with real-time
-// scheduling (see realtime.go), or nil when they do.
-func (l *Lab) Realtime() error { return l.realtime }
 
 // Backend returns the backend with that name, or nil.
 func (l *Lab) Backend(name string) *Backend { return l.byName[name] }

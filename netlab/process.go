@@ -59,9 +59,6 @@ func (l *Lab) StartProcess(hostName string, cmd *exec.Cmd) (*Process, error) {
 	if err := l.Do(hostName, cmd.Start); err != nil {
 		return nil, fmt.Errorf("netlab: starting %s in %s: %w", cmd.Path, hostName, err)
 	}
-	if l.realtime == nil {
-		realtimeProcess(cmd.Process.Pid)
-	}
 	p := &Process{cmd: cmd, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()

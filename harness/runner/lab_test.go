@@ -13,7 +13,7 @@ import (
 	"github.com/conformlab/conform/netlab"
 )
 
-func requireLab(t testing.TB) {
+func requireLab(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("runner: the lab needs root (CAP_NET_ADMIN) to create network namespaces")

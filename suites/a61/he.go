@@ -37,8 +37,8 @@ func heThreeDropped() spec.Spec {
 				spec.RequireScenarioOrder(tr)
 				want := addrs(tr, "b1/ipv4", "b2/ipv4", "b3/ipv4")
 				g.Expect(tr).To(match.HaveAttemptOrder(want...))
-				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.TimerWithin(tr)))
-				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.TimerWithin(tr)))
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.Within(tr, labSlack)))
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.Within(tr, labSlack)))
 				// Overlapping, not serial: no attempt had failed when the
 				// next one started, so all three were in flight at once.
 				for _, a := range want {
@@ -82,7 +82,7 @@ func heDelayClamp(name, configured string, want time.Duration) spec.Spec {
 			{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.RequirePromptFirstAttempt(tr)
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
-					want, spec.TimerWithin(tr)))
+					want, spec.Within(tr, labSlack)))
 			}},
 		},
 		Agreement: synAgreement,

@@ -163,7 +163,7 @@ func stickyTFUntilReady() spec.Spec {
 					g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
 						To(gomega.BeNumerically(">=", 1), "%s should be reconnected in TRANSIENT_FAILURE, without RPCs", a)
 					for i := 1; i < len(syns); i++ {
-						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.TimerWithin(tr)),
+						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.Within(tr, labSlack)),
 							"reconnections to %s should wait out the backoff", a)
 					}
 				}
