@@ -2,6 +2,7 @@ package netlab
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/netip"
@@ -41,7 +42,8 @@ func (l *observedListener) park(c net.Conn) {
 	l.b.serving.Add(1)
 	go func() {
 		defer l.b.serving.Done()
-		_, _ = io.Copy(io.Discard, c)
+		_, err := io.Copy(io.Discard, c)
+		l.closedByPeer(c, err)
 		c.Close()
 		l.b.untrack(l.addr, c)
 	}()
@@ -53,12 +55,16 @@ type observedConn struct {
 	l *observedListener
 
 	once    sync.Once
+	ended   sync.Once // the read side ended: reported once
 	prefix  []byte
 	settled bool // preface seen or ruled out; only the server's reader touches it
 }
 
 func (c *observedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.ended.Do(func() { c.l.closedByPeer(c.Conn, err) })
+	}
 	if !c.settled && n > 0 {
 		c.prefix = append(c.prefix, p[:n]...)
 		if len(c.prefix) >= len(http2Preface) {
@@ -71,6 +77,17 @@ func (c *observedConn) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// closedByPeer reports that the client closed connection c, when the read
+// that ended with err (nil: io.Copy's clean end) says so: the client's FIN
+// or reset, not the backend closing c itself (net.ErrClosed: the server
+// stopped, the backend went down, the lab closed).
+func (l *observedListener) closedByPeer(c net.Conn, err error) {
+	if errors.Is(err, net.ErrClosed) {
+		return
+	}
+	l.b.rec.add(Event{T: l.b.rec.now(), Kind: EventConnClose, Backend: l.b.name, Addr: l.addr, Peer: addrPortOf(c.RemoteAddr())})
 }
 
 func (c *observedConn) Close() error {

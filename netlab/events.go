@@ -19,6 +19,7 @@ const (
 	EventAccept      EventKind = "accept"       // backend: TCP connection from Peer accepted on Addr
 	EventPreface     EventKind = "preface"      // backend: HTTP/2 client preface from Peer on Addr
 	EventRPC         EventKind = "rpc-served"   // backend: Method served for Peer on Addr
+	EventConnClose   EventKind = "conn-close"   // backend: Peer closed its connection on Addr
 	EventFaultSet    EventKind = "fault-set"    // Fault applied to Addr
 	EventFaultClear  EventKind = "fault-clear"  // the fault on Addr removed
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere

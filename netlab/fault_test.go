@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
 )
 
@@ -197,11 +198,67 @@ func TestLab_FaultEventsAreRecorded(t *testing.T) {
 			t.Errorf("event out of order: %v after %v", e, last)
 		}
 		last = e.T
-		kinds = append(kinds, e.Kind)
+		if e.Kind != EventConnClose { // the probes' closes race the next step
+			kinds = append(kinds, e.Kind)
+		}
 	}
 	want := []EventKind{EventFaultSet, EventAccept, EventFaultClear, EventAccept, EventPreface}
 	if !slices.Equal(kinds, want) {
 		t.Fatalf("events %v, want %v", kinds, want)
+	}
+}
+
+// TestLab_ConnCloseIsTheClients verifies that a backend reports the client
+// closing its connection (conn-close, naming the client's address), and not
+// a connection the backend closed itself when it went down.
+func TestLab_ConnCloseIsTheClients(t *testing.T) {
+	closes := make(chan Event, 4)
+	l := startLab(t, Config{
+		Backends: []BackendConfig{{Name: "b1", Families: IPv4Only}},
+		OnEvent: func(e Event) {
+			if e.Kind == EventConnClose {
+				closes <- e
+			}
+		},
+	})
+	ap := l.Backend("b1").Addrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	served := func() *grpc.ClientConn {
+		cc := dialGRPC(t, l, ap.String())
+		if _, err := CallName(ctx, cc); err != nil {
+			t.Fatal(err)
+		}
+		return cc
+	}
+	cc := served()
+	if err := cc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-closes:
+		if e.Backend != "b1" || e.Addr != ap || !e.Peer.IsValid() {
+			t.Errorf("conn-close %v, want b1 on %s with the client's address", e, ap)
+		}
+	case <-ctx.Done():
+		t.Fatal("no conn-close after the client closed its channel")
+	}
+	cc = served()
+	if err := l.SetBackendDown("b1", true); err != nil {
+		t.Fatal(err)
+	}
+	if !cc.WaitForStateChange(ctx, connectivity.Ready) {
+		t.Fatal("channel stayed READY after its backend went down")
+	}
+	cc.Close()
+	var n int
+	for _, e := range l.Events() {
+		if e.Kind == EventConnClose {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d conn-close events, want 1 (the first channel's): the backend's own closes are not the client's", n)
 	}
 }
 

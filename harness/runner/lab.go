@@ -263,6 +263,7 @@ func labBackends(s *scenario.Scenario) []netlab.BackendConfig {
 var labSources = map[netlab.EventKind]trace.Source{
 	netlab.EventSYN: trace.SourceCapture, netlab.EventSYNACK: trace.SourceCapture, netlab.EventRST: trace.SourceCapture,
 	netlab.EventAccept: trace.SourceBackend, netlab.EventPreface: trace.SourceBackend, netlab.EventRPC: trace.SourceBackend,
+	netlab.EventConnClose: trace.SourceBackend,
 }
 
 // fromLab turns a lab event into a trace event.

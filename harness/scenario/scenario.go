@@ -357,7 +357,7 @@ func (c Cond) N() int {
 func EventKinds() []string {
 	return []string{
 		"syn", "syn-ack", "rst",
-		"accept", "preface", "rpc-served",
+		"accept", "preface", "rpc-served", "conn-close",
 		"subchannel-new", "subchannel-connect", "subchannel-state",
 		"subchannel-health", "subchannel-shutdown", "balancer-state",
 		"subchannel-addresses", "exit-idle", "config-update",

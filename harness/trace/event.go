@@ -38,6 +38,7 @@ const (
 	KindAccept    Kind = "accept"     // Backend accepted a TCP connection on Addr from Peer
 	KindPreface   Kind = "preface"    // the HTTP/2 client preface arrived
 	KindRPCServed Kind = "rpc-served" // Backend served an RPC (Method) on Addr for Peer
+	KindConnClose Kind = "conn-close" // Peer closed its connection to Backend on Addr (the backend did not)
 )
 
 // Harness kinds: the stimuli.

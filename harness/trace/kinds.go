@@ -10,7 +10,7 @@ var allSources = []Source{
 
 var allKinds = []Kind{
 	KindSYN, KindSYNACK, KindRST,
-	KindAccept, KindPreface, KindRPCServed,
+	KindAccept, KindPreface, KindRPCServed, KindConnClose,
 	KindResolverUpdate, KindFaultSet, KindFaultClear, KindBackendDown, KindBackendUp,
 	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindConfigUpdate, KindNote,
 	KindSubchannelNew, KindSubchannelConnect, KindSubchannelAddrs, KindSubchannelState,

@@ -200,7 +200,7 @@
   // shows the difference.
   function laneOf(e, scAddr) {
     switch (e.kind) {
-      case "syn": case "syn-ack": case "rst": case "accept": case "preface": case "rpc-served":
+      case "syn": case "syn-ack": case "rst": case "accept": case "preface": case "rpc-served": case "conn-close":
       case "fault-set": case "fault-clear": case "health-set":
         return e.addr ? "addr:" + e.addr : "misc";
       case "channel-state": return "channel";
@@ -530,7 +530,7 @@
     evs.forEach(function (e) {
       if (/^subchannel-/.test(e.kind) && e.kind !== "subchannel-state")
         tick(g, e, ctx, band - 3, h - 1, "#56606b", "subchannel " + e.kind);
-      if (e.kind === "accept" || e.kind === "preface" || e.kind === "rpc-served" || e.kind === "health-set")
+      if (e.kind === "accept" || e.kind === "preface" || e.kind === "rpc-served" || e.kind === "conn-close" || e.kind === "health-set")
         tick(g, e, ctx, 1, 7, "#6c4bb4", "backend " + e.kind);
     });
 
