@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 )
 
@@ -28,9 +29,10 @@ func (d Disagreement) String() string {
 // JudgedDisagreements holds the catalogue's word on how each requirement is
 // judged against the checks of specs that judge it:
 //   - a black-box requirement with checks has one that works without the
-//     policy's events (a check without Needs);
-//   - every check of a reference-only requirement declares Needs (one that
-//     does not is black-box, or should say what it reads);
+//     policy's events (a check whose Needs leave out trace.SourcePolicy:
+//     the backends' or the capture's evidence is anyone's);
+//   - every check of a reference-only requirement needs the policy's events
+//     (one that does not is black-box, or should say what it reads);
 //   - a not-checkable requirement has no checks.
 //
 // Requirements of reqs no spec checks agree by definition (they are
@@ -45,7 +47,7 @@ func JudgedDisagreements(reqs []requirement.Requirement, specs []Spec) []Disagre
 	for _, s := range specs {
 		names := verdict.CheckNames(s.Checks)
 		for i, c := range s.Checks {
-			uses[c.Requirement] = append(uses[c.Requirement], use{s.Name(), names[i], len(c.Needs) > 0})
+			uses[c.Requirement] = append(uses[c.Requirement], use{s.Name(), names[i], slices.Contains(c.Needs, trace.SourcePolicy)})
 		}
 	}
 	var out []Disagreement
@@ -71,7 +73,7 @@ func JudgedDisagreements(reqs []requirement.Requirement, specs []Spec) []Disagre
 			for _, u := range us {
 				if !u.needs {
 					out = append(out, Disagreement{r.ID, r.Judged, u.spec, fmt.Sprintf(
-						"check %sdeclares no Needs, so it judges third parties too: the requirement is black-box, "+
+						"check %sdoes not need the policy's events, so it judges third parties too: the requirement is black-box, "+
 							"or the check reads the policy's events and should declare Needs", checkLabel(u.check))})
 				}
 			}

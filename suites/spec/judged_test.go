@@ -24,6 +24,7 @@ func TestJudgedDisagreements(t *testing.T) {
 		req("A61-BB-OK", requirement.BlackBox),            // one check from outside, one more with Needs
 		req("A61-BB-ALL-NEEDS", requirement.BlackBox),     // every check needs the policy's events
 		req("A61-BB-UNCOVERED", requirement.BlackBox),     // no checks: uncovered, not a disagreement
+		req("A61-BB-BACKENDS", requirement.BlackBox),      // its one check needs the backends' evidence: anyone's
 		req("A61-RO-OK", requirement.ReferenceOnly),       // every check declares Needs
 		req("A61-RO-NO-NEEDS", requirement.ReferenceOnly), // one check does not
 		req("A61-NC-OK", requirement.NotCheckable),        // no checks
@@ -33,6 +34,7 @@ func TestJudgedDisagreements(t *testing.T) {
 		Check{Requirement: "A61-BB-OK", Assert: pass},
 		Check{Requirement: "A61-BB-OK", Needs: NeedsPolicy, Assert: pass},
 		Check{Requirement: "A61-BB-ALL-NEEDS", Needs: NeedsPolicy, Assert: pass},
+		Check{Requirement: "A61-BB-BACKENDS", Needs: []trace.Source{trace.SourceBackend}, Assert: pass},
 		Check{Requirement: "A61-RO-OK", Needs: NeedsPolicy, Assert: pass},
 		Check{Requirement: "A61-RO-NO-NEEDS", Needs: NeedsPolicy, Assert: pass},
 		Check{Requirement: "A61-RO-NO-NEEDS", Name: "from outside", Assert: pass},
@@ -49,7 +51,7 @@ func TestJudgedDisagreements(t *testing.T) {
 	}
 	want := []string{
 		"A61-BB-ALL-NEEDS (black-box): every check reads the policy's events (Needs), in tiny, tiny-two",
-		"A61-RO-NO-NEEDS (reference-only), spec tiny: check from outside declares no Needs",
+		"A61-RO-NO-NEEDS (reference-only), spec tiny: check from outside does not need the policy's events",
 		"A61-NC-CHECKED (not-checkable), spec tiny-two: check judges a requirement the catalogue says nothing can check",
 	}
 	if len(lines) != len(want) {
@@ -60,7 +62,7 @@ func TestJudgedDisagreements(t *testing.T) {
 			t.Errorf("disagreement %d = %q, want it to start %q", i+1, lines[i], w)
 		}
 	}
-	for _, ok := range []string{"A61-BB-OK", "A61-BB-UNCOVERED", "A61-RO-OK", "A61-NC-OK"} {
+	for _, ok := range []string{"A61-BB-OK", "A61-BB-BACKENDS", "A61-BB-UNCOVERED", "A61-RO-OK", "A61-NC-OK"} {
 		if slices.ContainsFunc(got, func(d Disagreement) bool { return d.Requirement == ok }) {
 			t.Errorf("%s agrees with its checks, but is reported", ok)
 		}
