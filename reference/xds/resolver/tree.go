@@ -69,9 +69,17 @@ func Build(cfg *client.Config, dns map[string][]string) (endpoints []resolver.En
 		children[leaf] = child
 		endpoints = append(endpoints, eps...)
 	}
-	b, err := json.Marshal(obj{priority.Name: obj{"children": children, "priorities": cfg.Leaves}})
+	b, err := json.Marshal(obj{priority.Name: obj{"children": children, "priorities": cfg.Leaves, "revision": priorityRevision}})
 	return endpoints, b, err
 }
+
+// priorityRevision is the text of A56 the tree's priority policies follow:
+// the latest, as A115 amended it (a child dropped from the config is
+// destroyed at once, unless the client's switch brings the cache back; a
+// repeated CONNECTING leaves the failover timer alone; a timer that fires
+// makes priority choose again). It is what an xDS client of today runs, and
+// what suites/a56's EDS specs judge third parties on.
+const priorityRevision = "latest"
 
 // localityAware reports whether a cluster's LB policy (one LoadBalancingConfig
 // object) is applied per locality under weighted_target: round_robin only.
@@ -139,7 +147,7 @@ func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][
 		children[pn] = obj{"config": []any{child}}
 		order = append(order, pn)
 	}
-	prio := obj{priority.Name: obj{"children": children, "priorities": order}}
+	prio := obj{priority.Name: obj{"children": children, "priorities": order, "revision": priorityRevision}}
 	oh := obj{overridehost.Name: obj{
 		"overrideHostStatus": cl.OverrideHostStatus,
 		"idleTimeout":        client.DurationJSON(cl.IdleTimeout),

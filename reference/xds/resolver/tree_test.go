@@ -70,7 +70,8 @@ func compact(t *testing.T, s string) string {
 // TestBuild_LeafClusterTree verifies A75's tree for a cluster that is not an
 // aggregate, exactly: outlier_detection (no-op when CDS has none) over
 // xds_override_host (statuses, idle_timeout) over priority "C/pN" over
-// weighted_target "C/pN/<locality>" over the cluster's policy; endpoints
+// weighted_target "C/pN/<locality>" over the cluster's policy, the
+// priority following A56's latest revision; endpoints
 // keep the EDS address then additional_addresses, carry their EDS health
 // status and the paths [C/pN, C/pN/<locality>].
 func TestBuild_LeafClusterTree(t *testing.T) {
@@ -83,7 +84,7 @@ func TestBuild_LeafClusterTree(t *testing.T) {
 		"children":{
 		  "C/p0":{"config":[{"conform_weighted_target":{"targets":{"C/p0/{\"region\":\"r\",\"zone\":\"z0\"}":{"weight":3,"childPolicy":[{"conform_round_robin":{}}]}}}}]},
 		  "C/p1":{"config":[{"conform_weighted_target":{"targets":{"C/p1/{\"region\":\"r\",\"zone\":\"z1\"}":{"weight":1,"childPolicy":[{"conform_round_robin":{}}]}}}}]}},
-		"priorities":["C/p0","C/p1"]}}]}}]}}`)
+		"priorities":["C/p0","C/p1"],"revision":"latest"}}]}}]}}`)
 	if got := compact(t, string(lb)); got != want {
 		t.Errorf("LB config =\n%s\nwant\n%s", got, want)
 	}
