@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/onsi/gomega"
@@ -27,7 +28,9 @@ type Check struct {
 	// channel states and RPC results): usually trace.SourcePolicy, the
 	// policy's own events, which only implementations that expose them
 	// (the reference, through the recorder) record. On a trace without
-	// them, the verdict is not-applicable, with the reason.
+	// them, the verdict is not-applicable, with the reason. A check that
+	// needs trace.SourceBackend gives no result in the simulator, which has
+	// no backends.
 	Needs []trace.Source
 }
 
@@ -40,6 +43,9 @@ func Evaluate(s Subject, checks []Check, tr *trace.Trace) []Result {
 	out := make([]Result, 0, len(checks))
 	names := CheckNames(checks)
 	for i, c := range checks {
+		if neverRecorded(c.Needs, s.Mode) {
+			continue
+		}
 		r := s.result(c.Requirement, Pass, "")
 		r.Check = names[i]
 		if reason := OutOfScope(c.Requirement, tr.Header); reason != "" {
@@ -115,6 +121,14 @@ func CheckNames(checks []Check) []string {
 }
 
 // lacking names the first source in needs of which tr has no event.
+// neverRecorded reports whether a check needs evidence that no trace of mode
+// m carries, whatever the implementation: the simulator has no backends. It
+// gives no result there at all (the lab judges it), rather than a
+// not-applicable that would say the implementation hid something.
+func neverRecorded(needs []trace.Source, m trace.Mode) bool {
+	return m == trace.ModeSim && slices.Contains(needs, trace.SourceBackend)
+}
+
 func lacking(needs []trace.Source, tr *trace.Trace) string {
 	for _, src := range needs {
 		if len(trace.Select(tr.Events, trace.FromSource(src))) == 0 {

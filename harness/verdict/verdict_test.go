@@ -83,6 +83,26 @@ func TestEvaluate_MissingEvidenceIsNotApplicable(t *testing.T) {
 	}
 }
 
+// TestEvaluate_BackendEvidenceIsTheLabs verifies that a check needing the
+// backends' evidence gives no result at all on a simulated trace (the
+// simulator has no backends: the lab judges it), and is judged in the lab.
+func TestEvaluate_BackendEvidenceIsTheLabs(t *testing.T) {
+	checks := []Check{
+		{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1"), Needs: []trace.Source{trace.SourceBackend}},
+		{Requirement: "A61-HE-FIRST-PASS", Assert: answeredBy("b1")},
+	}
+	if rs := Evaluate(subject, checks, tiny(false)); len(rs) != 1 || rs[0].Requirement != "A61-HE-FIRST-PASS" {
+		t.Fatalf("in the simulator: %+v, want only the check that needs no backends", rs)
+	}
+	tr := tiny(false)
+	tr.Events = append(tr.Events, trace.Event{Source: trace.SourceBackend, Kind: trace.KindConnClose, Backend: "b1"})
+	lab := subject
+	lab.Mode = trace.ModeLab
+	if rs := Evaluate(lab, checks, tr); len(rs) != 2 || rs[0].Verdict != Pass {
+		t.Fatalf("in the lab: %+v, want both checks judged", rs)
+	}
+}
+
 // TestBroken_OneVerdictPerRequirement verifies that a broken run gives each
 // requirement the verdict and the reason, never a silent pass.
 func TestBroken_OneVerdictPerRequirement(t *testing.T) {

@@ -98,6 +98,10 @@ func Specs() []spec.Spec {
 		// Algorithm for Choosing a Priority
 		emptyPriorities(),
 		tfFailoverAtOnce(),
+		// Through xDS: EDS priorities (eds.go)
+		edsFailover(),
+		edsReturnAndRemove(),
+		edsReturnAndRemoveCached(),
 	}
 }
 

@@ -148,8 +148,27 @@ func (r *xdsResolver) poke() {
 }
 
 // ResolveNow re-resolves the LOGICAL_DNS names (A37: the DNS discovery
-// mechanism supports re-resolution; EDS does not).
-func (r *xdsResolver) ResolveNow(resolver.ResolveNowOptions) { r.poke() }
+// mechanism supports re-resolution; EDS does not): a configuration without
+// them has nothing to re-resolve, and pushing its state again would only
+// hand the policies the addresses they have.
+func (r *xdsResolver) ResolveNow(resolver.ResolveNowOptions) {
+	r.mu.Lock()
+	cfg := r.cfg
+	r.mu.Unlock()
+	if cfg != nil && hasLogicalDNS(cfg) {
+		r.poke()
+	}
+}
+
+// hasLogicalDNS reports whether any of cfg's leaf clusters is LOGICAL_DNS.
+func hasLogicalDNS(cfg *client.Config) bool {
+	for _, leaf := range cfg.Leaves {
+		if cfg.Clusters[leaf].Kind == client.KindLogicalDNS {
+			return true
+		}
+	}
+	return false
+}
 
 func (r *xdsResolver) Close() {
 	r.cancel()

@@ -144,7 +144,13 @@ func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][
 		if localityAware(lb) {
 			child = obj{weightedtarget.Name: obj{"targets": targets}}
 		}
-		children[pn] = obj{"config": []any{child}}
+		c := obj{"config": []any{child}}
+		if cl.Kind == client.KindEDS {
+			// A37, Priority Policy Reresolution Handling: the field is set
+			// "for all priorities that come from EDS clusters".
+			c["ignore_reresolution_requests"] = true
+		}
+		children[pn] = c
 		order = append(order, pn)
 	}
 	prio := obj{priority.Name: obj{"children": children, "priorities": order, "revision": priorityRevision}}

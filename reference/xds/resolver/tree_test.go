@@ -71,7 +71,8 @@ func compact(t *testing.T, s string) string {
 // aggregate, exactly: outlier_detection (no-op when CDS has none) over
 // xds_override_host (statuses, idle_timeout) over priority "C/pN" over
 // weighted_target "C/pN/<locality>" over the cluster's policy, the
-// priority following A56's latest revision; endpoints
+// priority following A56's latest revision, its EDS children ignoring
+// re-resolution requests (A37); endpoints
 // keep the EDS address then additional_addresses, carry their EDS health
 // status and the paths [C/pN, C/pN/<locality>].
 func TestBuild_LeafClusterTree(t *testing.T) {
@@ -82,8 +83,8 @@ func TestBuild_LeafClusterTree(t *testing.T) {
 	want := compact(t, `{"conform_outlier_detection":{"childPolicy":[{"conform_xds_override_host":{
 		"overrideHostStatus":["UNKNOWN","HEALTHY"],"idleTimeout":"3600s","childPolicy":[{"conform_priority":{
 		"children":{
-		  "C/p0":{"config":[{"conform_weighted_target":{"targets":{"C/p0/{\"region\":\"r\",\"zone\":\"z0\"}":{"weight":3,"childPolicy":[{"conform_round_robin":{}}]}}}}]},
-		  "C/p1":{"config":[{"conform_weighted_target":{"targets":{"C/p1/{\"region\":\"r\",\"zone\":\"z1\"}":{"weight":1,"childPolicy":[{"conform_round_robin":{}}]}}}}]}},
+		  "C/p0":{"config":[{"conform_weighted_target":{"targets":{"C/p0/{\"region\":\"r\",\"zone\":\"z0\"}":{"weight":3,"childPolicy":[{"conform_round_robin":{}}]}}}}],"ignore_reresolution_requests":true},
+		  "C/p1":{"config":[{"conform_weighted_target":{"targets":{"C/p1/{\"region\":\"r\",\"zone\":\"z1\"}":{"weight":1,"childPolicy":[{"conform_round_robin":{}}]}}}}],"ignore_reresolution_requests":true}},
 		"priorities":["C/p0","C/p1"],"revision":"latest"}}]}}]}}`)
 	if got := compact(t, string(lb)); got != want {
 		t.Errorf("LB config =\n%s\nwant\n%s", got, want)

@@ -1,0 +1,299 @@
+package a56
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// Priority through xDS: every real client runs priority as the xDS resolver
+// builds it, one child per EDS priority of a cluster (A37; A56 is the
+// policy it uses). The specs of this file give a third party its priorities
+// that way and judge it from outside: which backend each attempt went to
+// and when (the capture), who answered each RPC, and whether the client
+// closed a connection (the backends' conn-close). The reference runs the
+// same scenarios through its own xDS client, in both modes; the checks
+// that read the backends' evidence need the lab.
+
+// edsCluster is the one cluster of the EDS specs: round_robin, which
+// connects to every endpoint of a child as soon as the child exists, so a
+// child's creation shows as attempts to its endpoints.
+const edsCluster = "eds1"
+
+// edsPriorities is edsCluster's load assignment: priority i holds the
+// endpoints of prios[i] in one locality of its own ("l<i>"), so a client
+// that names priority children by their localities keeps each child's name
+// when another priority comes or goes.
+func edsPriorities(prios ...[]scenario.Addr) xds.LoadAssignment {
+	la := xds.LoadAssignment{Cluster: edsCluster}
+	for i, p := range prios {
+		loc := xds.Locality{Name: fmt.Sprintf("l%d", i), Weight: 1}
+		for _, a := range p {
+			loc.Endpoints = append(loc.Endpoints, xds.Endpoint{Addr: a})
+		}
+		la.Priorities = append(la.Priorities, xds.Priority{Localities: []xds.Locality{loc}})
+	}
+	return la
+}
+
+// edsResources is the xDS state of the world of an EDS spec.
+func edsResources(la xds.LoadAssignment) xds.Resources {
+	return spec.XDSResources(edsCluster, []xds.Cluster{{Name: edsCluster, Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin}}, la)
+}
+
+// edsSlack is how far an EDS spec's lab time may stray where it judges a
+// reaction "at once" (a priority passed over on TRANSIENT_FAILURE, a child's
+// connections closed on its removal): the client's own work between two
+// events, not a timer.
+const edsSlack = 250 * time.Millisecond
+
+// ---------------------------------------------------------------------------
+// Failover.
+
+// When edsFailover's backend b1 goes down, and how long r2 may wait.
+const (
+	edsDownAt = 3 * time.Second
+	edsR2At   = 3500 * time.Millisecond
+)
+
+// edsFailover: eds1 has three priorities of one endpoint each: p0 = [b1],
+// p1 = [b2], whose SYNs are dropped (so p1 stays CONNECTING), p2 = [b3].
+// r1 at 1 s goes to p0. At 3 s b1 goes down: its connection closes and a
+// new one is refused, so p0 reports TRANSIENT_FAILURE and priority moves to
+// p1 at once, creating it; p1's failover timer, started then, fires 10 s
+// later and priority creates p2, which serves r2 (sent at 3.5 s, wait for
+// ready). A timer started when the config arrived, not when p1 was
+// created, would bring p2 at about 10 s.
+func edsFailover() spec.Spec {
+	b := scenario.New("eds-priority-failover").
+		Describe("eds1 (round_robin): p0 = [b1], p1 = [b2] (SYNs dropped), p2 = [b3]; r1 at 1 s; b1 down at 3 s; r2 (wait for ready) at 3.5 s").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.Fault("b2/ipv4", scenario.Drop)).
+		At(0, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"), addrs("b2/ipv4"), addrs("b3/ipv4")))))
+	spec.SendRPCs(b, time.Second, []string{"r1"})
+	b.At(edsDownAt, scenario.Stop("b1"))
+	spec.SendRPCs(b, edsR2At, []string{"r2"}, scenario.Deadline(failoverTimeout+5*time.Second))
+	s := b.After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+		End(edsR2At + failoverTimeout + 6*time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionTracking,
+		Labels:   []string{spec.LabelSlow},
+		Scenario: s,
+		Checks: []spec.Check{
+			{Requirement: "A56-ROUTE-HIGHEST-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "r1 should go to p0, the highest priority, READY")
+			}},
+			{Requirement: "A56-LAZY-CREATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				down := backendDownAt(g, tr, "b1")
+				for _, a := range []scenario.Addr{"b2/ipv4", "b3/ipv4"} {
+					expectNone(g, between(freshSYNs(tr, a), 0, down),
+						fmt.Sprintf("while p0 (b1) was usable no lower priority should exist, so nothing should connect to %s", a))
+				}
+			}},
+			{Requirement: "A56-TF-FAILOVER-AT-ONCE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				refused := refusedAfter(tr, "b1/ipv4", backendDownAt(g, tr, "b1"))
+				verdict.Require(refused >= 0, "p0 was never refused after b1 went down: it did not report TRANSIENT_FAILURE")
+				p1 := firstSYN(g, tr, "b2/ipv4").T
+				g.Expect(p1-refused).To(gomega.And(gomega.BeNumerically(">=", 0), gomega.BeNumerically("<=", spec.Within(tr, edsSlack))),
+					"p1 (b2) should be tried at once when p0 fails (refused at %v), not after a failover timer: first tried at %v", refused, p1)
+			}},
+			{Requirement: "A56-FAILOVER-TIMER-10S", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				p1, p2 := firstSYN(g, tr, "b2/ipv4").T, firstSYN(g, tr, "b3/ipv4").T
+				g.Expect(p2-p1).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)),
+					"p1 (b2, first tried at %v) stays CONNECTING: p2 (b3) should be tried when p1's 10 s failover timer fires, not at %v", p1, p2)
+				g.Expect(spec.ServedBy(g, tr, "r2")).To(gomega.Equal("b3"), "r2 should wait for p2")
+			}},
+			{Requirement: "A56-FAILOVER-TIMER-ON-CREATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				p1, p2 := firstSYN(g, tr, "b2/ipv4").T, firstSYN(g, tr, "b3/ipv4").T
+				g.Expect(p2-p1).To(gomega.BeNumerically(">=", failoverTimeout-spec.Within(tr, labSlack)),
+					"p1's failover timer should start when p1 is created (first tried at %v), so p2 (b3) comes 10 s after it, not at %v", p1, p2)
+			}},
+			{Requirement: "A56-CHOOSE-PENDING-TIMER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				p1 := firstSYN(g, tr, "b2/ipv4").T
+				pending := p1 + failoverTimeout - spec.Within(tr, labSlack)
+				expectNone(g, between(freshSYNs(tr, "b3/ipv4"), 0, pending), "while p1's failover timer runs, choosing should stop at p1 and leave p2 uncreated")
+				g.Expect(spec.RPCResult(g, tr, "r2").T).To(gomega.BeNumerically(">=", pending), "r2 should wait on p1 while its failover timer runs")
+			}},
+		},
+		Agreement: spec.XDSAgreement(s, labSlack),
+	}
+}
+
+// backendDownAt is when the scenario took backend name down: the lab
+// records the backend going down, the simulator each of its addresses.
+func backendDownAt(g gomega.Gomega, tr *trace.Trace, name string) time.Duration {
+	prefix := scenario.Addr(name + "/")
+	for _, e := range spec.Of(tr, trace.KindBackendDown, trace.KindFaultSet) {
+		if e.Kind == trace.KindBackendDown && e.Backend == name {
+			return e.T
+		}
+		if e.Kind == trace.KindFaultSet && e.Fault == string(scenario.Down) && e.Addr == spec.Addr(tr, prefix+"ipv4") {
+			return e.T
+		}
+	}
+	g.ExpectWithOffset(1, false).To(gomega.BeTrue(), "backend %s was never taken down", name)
+	return 0
+}
+
+// refusedAfter is when an attempt to a was first refused at or after t, -1
+// if none was.
+func refusedAfter(tr *trace.Trace, a scenario.Addr, t time.Duration) time.Duration {
+	for _, at := range spec.Refusals(tr, spec.Addr(tr, a)) {
+		if at >= t {
+			return at
+		}
+	}
+	return -1
+}
+
+// ---------------------------------------------------------------------------
+// Return to a higher priority, and a priority removed.
+
+// edsReturnScenario: eds1 has p0 = [b1], refusing at first, and p1 = [b2].
+// p0 fails at once, so p1 serves r1. b1's fault is cleared at 1.5 s; when
+// p0 connects again (its backoff decides when) priority returns to it and
+// deactivates p1, whose connection it keeps. r2, 300 ms after b1 answers,
+// goes to p0. 1.5 s after that, EDS drops p1; r3 follows at 3 s. env is the
+// client's environment (the child policy cache switch).
+func edsReturnScenario(name string, env map[string]string) *scenario.Scenario {
+	recovered := scenario.On("syn-ack").WithAddr("b1/ipv4")
+	b := scenario.New(name).
+		Describe("eds1 (round_robin): p0 = [b1] (refusing until 1.5 s), p1 = [b2]; r1 at 1 s; "+
+			"r2 300 ms after b1 answers; p1 dropped from EDS 1.5 s after; r3 at 3 s after").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"), addrs("b2/ipv4")))))
+	for k, v := range env {
+		b.Env(k, v)
+	}
+	spec.SendRPCs(b, time.Second, []string{"r1"})
+	b.At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
+		AfterDelay(recovered, edsR2Delay, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		AfterDelay(recovered, edsRemoveDelay, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"))))).
+		AfterDelay(recovered, edsR3Delay, scenario.RPC("r3", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish())
+	return b.End(20 * time.Second).MustBuild()
+}
+
+// The steps of edsReturnScenario, after b1 first answers.
+const (
+	edsR2Delay     = 300 * time.Millisecond
+	edsRemoveDelay = 1800 * time.Millisecond
+	edsR3Delay     = 3 * time.Second
+)
+
+// edsReturnAndRemove: edsReturnScenario with no switch set. p1 is kept
+// while deactivated; dropped from the config, it is destroyed at once
+// (A115, the latest revision, for Go and Java).
+func edsReturnAndRemove() spec.Spec {
+	s := edsReturnScenario("eds-priority-return-and-remove", nil)
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionLifetime,
+		Scenario: s,
+		Checks: []spec.Check{
+			{Requirement: "A56-ROUTE-HIGHEST-READY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"), "r1 should go to p1 while p0 refuses")
+				g.Expect(spec.ServedBy(g, tr, "r2")).To(gomega.Equal("b1"), "r2 should go back to p0 once it is READY again")
+			}},
+			{Requirement: "A56-DEACTIVATE-ON-HIGHER", Needs: backends, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				from, to := recoveredAt(g, tr), removedAt(g, tr)
+				verdict.Require(spec.ServedBy(g, tr, "r2") == "b1", "priority never returned to p0 (r2 was not served by b1)")
+				expectKept(g, tr, "b2/ipv4", from, to, "p1, below READY p0, should be deactivated and keep its connection to b2, not be destroyed")
+			}},
+			{Requirement: "A56-REMOVED-CHILD-DESTROYED", Needs: backends, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				at := removedAt(g, tr)
+				closes := closesOf(tr, "b2/ipv4", at, tr.Header.Scenario.End)
+				if len(closes) == 0 {
+					verdict.NoSign("p1 was dropped from EDS at %v and its connection to b2 was never closed: the child was kept, not destroyed", at)
+				}
+				g.Expect(closes[0].T-at).To(gomega.BeNumerically("<=", edsSlack),
+					"p1, dropped from EDS at %v, should be destroyed at once; its connection to b2 closed at %v", at, closes[0].T)
+				g.Expect(spec.ServedBy(g, tr, "r3")).To(gomega.Equal("b1"))
+			}},
+		},
+		Agreement: spec.XDSAgreement(s, labSlack),
+	}
+}
+
+// edsReturnAndRemoveCached: edsReturnScenario with A115's switch set, which
+// brings the child policy cache back in Go and Java: p1, dropped from the
+// config, is kept (deactivated) and its connection with it — as C-core and
+// the other implementations keep it anyway (the seed's rule).
+func edsReturnAndRemoveCached() spec.Spec {
+	s := edsReturnScenario("eds-priority-removed-cached", map[string]string{scenario.EnvPriorityChildPolicyCache: "true"})
+	kept := func(g gomega.Gomega, tr *trace.Trace) {
+		at := removedAt(g, tr)
+		verdict.Require(spec.ServedBy(g, tr, "r3") == "b1", "r3, after p1 was dropped, was not served by p0")
+		expectKept(g, tr, "b2/ipv4", at, rpcResultAt(g, tr, "r3"), "p1, dropped from EDS, should be deactivated and kept (its connection to b2 open), not destroyed")
+	}
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionLifetime,
+		Scenario: s,
+		Checks: []spec.Check{
+			{Requirement: "A56-CHILD-CACHE-ENV-REVERT", Needs: backends, Assert: kept},
+			{Requirement: "A56-REMOVED-CHILD-RETAINED", Needs: backends, Assert: kept},
+		},
+		Agreement: spec.XDSAgreement(s, labSlack),
+	}
+}
+
+// backends is the Needs of a check that reads the backends' evidence (a
+// client's closes): the lab records it for every implementation, the
+// simulator not at all.
+var backends = []trace.Source{trace.SourceBackend}
+
+// recoveredAt is when b1 first answered a SYN (p0 connecting again).
+func recoveredAt(g gomega.Gomega, tr *trace.Trace) time.Duration {
+	b1 := spec.Addr(tr, "b1/ipv4")
+	for _, e := range spec.Of(tr, trace.KindSYNACK) {
+		if e.Addr == b1 {
+			return e.T
+		}
+	}
+	g.ExpectWithOffset(1, false).To(gomega.BeTrue(), "b1 never answered a SYN: p0 never connected")
+	return 0
+}
+
+// removedAt is when the client acknowledged the EDS resource without p1
+// (its second version): it had it by then.
+func removedAt(g gomega.Gomega, tr *trace.Trace) time.Duration {
+	for _, e := range spec.XDSRequests(tr, spec.TypeEDS, trace.XDSACK) {
+		if e.Version == "2" {
+			return e.T
+		}
+	}
+	g.ExpectWithOffset(1, false).To(gomega.BeTrue(), "the client never acknowledged EDS without p1 (version 2):%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
+	return 0
+}
+
+// rpcResultAt is when RPC id finished.
+func rpcResultAt(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
+	return spec.RPCResult(g, tr, id).T
+}
+
+// closesOf are the closes, by the client, of its connections to a in
+// [from, to).
+func closesOf(tr *trace.Trace, a scenario.Addr, from, to time.Duration) []trace.Event {
+	addr := spec.Addr(tr, a)
+	return between(trace.Select(spec.Of(tr, trace.KindConnClose), func(e trace.Event) bool { return e.Addr == addr }), from, to)
+}
+
+// expectKept checks that the client closed no connection to a in
+// [from, to).
+func expectKept(g gomega.Gomega, tr *trace.Trace, a scenario.Addr, from, to time.Duration, why string) {
+	expectNone(g, closesOf(tr, a, from, to), why)
+}
+
+// addrs is a list of symbolic addresses, for edsPriorities.
+func addrs(as ...scenario.Addr) []scenario.Addr { return as }
