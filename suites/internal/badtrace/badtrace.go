@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -59,8 +60,8 @@ func (c Check) Of() verdict.Check { return c.Spec.Checks[c.Index] }
 func (c Check) Requirement() string { return c.Of().Requirement }
 
 // BlackBox reports whether the check judges any implementation's trace: it
-// needs no evidence beyond what every trace has.
-func (c Check) BlackBox() bool { return len(c.Of().Needs) == 0 }
+// does not need the policy's own events.
+func (c Check) BlackBox() bool { return !slices.Contains(c.Of().Needs, trace.SourcePolicy) }
 
 // Doc is the spec's document in lower case, the traces' directory: "a61".
 func (c Check) Doc() string { return strings.ToLower(string(c.Spec.Doc)) }
@@ -87,8 +88,15 @@ func (c Check) File(m trace.Mode) string {
 }
 
 // Judge runs the check alone on tr.
+// A check that mode m never judges (it reads the backends, and m is the
+// simulator) is not-applicable.
 func (c Check) Judge(tr *trace.Trace, m trace.Mode) verdict.Result {
-	return verdict.Evaluate(c.Spec.Subject(m), []verdict.Check{c.Of()}, tr)[0]
+	rs := verdict.Evaluate(c.Spec.Subject(m), []verdict.Check{c.Of()}, tr)
+	if len(rs) == 0 {
+		return verdict.Result{Spec: c.Spec.Name(), Doc: string(c.Spec.Doc), Requirement: c.Requirement(), Mode: m,
+			Verdict: verdict.NotApplicable, Evidence: "the simulator has no backends to judge this check by"}
+	}
+	return rs[0]
 }
 
 // Fails reports whether r is a fail the check itself found: a Gomega

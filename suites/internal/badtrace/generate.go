@@ -15,14 +15,20 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
-// Mode is the mode of the golden traces bad traces are made from: the
-// simulator's, exact and deterministic, which every spec has.
-var Mode = spec.Sim
+// Mode is the mode of the golden trace c's bad trace is made from: the
+// simulator's, exact and deterministic, which every spec has; the lab's for
+// a check that reads the backends' evidence, which only the lab records.
+func (c Check) Mode() trace.Mode {
+	if slices.Contains(c.Of().Needs, trace.SourceBackend) {
+		return spec.Lab
+	}
+	return spec.Sim
+}
 
 // Wanted reports whether c is to have a bad trace: every check of a spec
-// that runs in Mode, black-box or reference-only.
+// that runs in its Mode, black-box or reference-only.
 func Wanted(c Check) bool {
-	return c.Spec.RunsIn(Mode)
+	return c.Spec.RunsIn(c.Mode())
 }
 
 // Result is what Generate did.
@@ -40,11 +46,11 @@ func Generate(tracesDir string, specs []spec.Spec) (Result, error) {
 		if !Wanted(c) {
 			continue
 		}
-		golden, err := Golden(tracesDir, c.Spec, Mode)
+		golden, err := Golden(tracesDir, c.Spec, c.Mode())
 		if err != nil {
 			return res, err
 		}
-		f, ok := Search(golden, c, Mode)
+		f, ok := Search(golden, c, c.Mode())
 		if !ok {
 			res.Missing = append(res.Missing, c)
 			continue
@@ -56,7 +62,7 @@ func Generate(tracesDir string, specs []spec.Spec) (Result, error) {
 		return res, err
 	}
 	for _, f := range res.Found {
-		path := filepath.Join(tracesDir, f.Check.File(Mode))
+		path := filepath.Join(tracesDir, f.Check.File(f.Check.Mode()))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return res, err
 		}
@@ -117,8 +123,8 @@ func Index(found []Found) string {
 		}
 		fmt.Fprintf(&b, "| %s · %s%s (%s) | [%s](%s) | [%s](%s) | `%s`: %s | %s | %s | %s |\n",
 			c.Spec.Name(), c.Requirement(), nameSuffix(c), kind,
-			filepath.Base(spec.GoldenPath("", c.Spec, Mode)), filepath.ToSlash(filepath.Join("..", c.Doc(), filepath.Base(spec.GoldenPath("", c.Spec, Mode)))),
-			filepath.Base(c.File(Mode)), filepath.ToSlash(strings.TrimPrefix(c.File(Mode), "bad/")),
+			filepath.Base(spec.GoldenPath("", c.Spec, c.Mode())), filepath.ToSlash(filepath.Join("..", c.Doc(), filepath.Base(spec.GoldenPath("", c.Spec, c.Mode())))),
+			filepath.Base(c.File(c.Mode())), filepath.ToSlash(strings.TrimPrefix(c.File(c.Mode()), "bad/")),
 			f.Mutation.ID, cell(f.Mutation.Description), cell(rule), cell(firstLine(f.Result.Label()+": "+f.Result.Evidence)),
 			cell(strings.Join(shortKeys(f.Collateral, c), ", ")))
 	}
@@ -136,7 +142,8 @@ func Index(found []Found) string {
 const indexHead = `# Known-bad traces
 
 Each check below has a known-good trace, its spec's golden trace
-(` + "`traces/<doc>/<spec>.sim.jsonl`" + `), on which it passes, and a known-bad one here, on
+(` + "`traces/<doc>/<spec>.sim.jsonl`" + `; ` + "`.lab.jsonl`" + ` for a check that reads the backends'
+evidence, which only the lab records), on which it passes, and a known-bad one here, on
 which it fails: the golden trace changed by one named mutation that breaks the
 check's rule (DESIGN.md, "How a verdict is reached": a check that cannot fail
 is a defect). ` + "`go test ./suites/internal/badtrace`" + ` runs every check on its pair (and on
@@ -152,7 +159,7 @@ policy's own events) alike.
   fewest of them ("also fails" below). It writes the same bytes when run again;
   the test re-applies each recorded mutation to its golden trace and compares.
   After re-recording golden traces, run it again and review the diff.
-- **Names**: ` + "`bad/<doc>/<spec>.<requirement>[.<n>].sim.jsonl`" + `, ` + "`<n>`" + ` telling apart a
+- **Names**: ` + "`bad/<doc>/<spec>.<requirement>[.<n>].<mode>.jsonl`" + `, ` + "`<n>`" + ` telling apart a
   requirement's several checks in one spec (the report's ` + "`#n`" + `).
 - **Each file says what it is**: its header's scenario description ends with
   "— bad trace for <check>: mutation <ID>: <what it changed>". Only what the

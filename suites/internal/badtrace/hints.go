@@ -12,6 +12,13 @@ var hints = map[string][]string{
 	// p0, named again and chosen, connects anew instead of being reactivated.
 	"a56/removed-child-seed A56-READDED-CHILD-NOT-REACTIVATED":   {"add-attempt[198.19.0.1:50051,config-update#3]"},
 	"a56/removed-child-env-revert A56-CHILD-CACHE-ENV-REVERT #1": {"add-attempt[198.19.0.1:50051,config-update#3]"},
+	// p1 is destroyed, its connection to b2 closed, before EDS drops it:
+	// when priority returns to p0, or while the switch keeps it.
+	"a56/eds-priority-return-and-remove A56-DEACTIVATE-ON-HIGHER": {"shift-event[conn-close#1,-40ms]"},
+	"a56/eds-priority-removed-cached A56-CHILD-CACHE-ENV-REVERT":  {"shift-event[conn-close#1,-40ms]"},
+	"a56/eds-priority-removed-cached A56-REMOVED-CHILD-RETAINED":  {"shift-event[conn-close#1,-40ms]"},
+	// p1, dropped from EDS, keeps its connection to b2.
+	"a56/eds-priority-return-and-remove A56-REMOVED-CHILD-DESTROYED": {"drop-event[conn-close#1]"},
 	// p0 is not destroyed when the config drops it.
 	"a56/removed-child-latest A56-REMOVED-CHILD-DESTROYED": {"drop-event[subchannel-shutdown#1]"},
 	// The new p0 makes no new connection: the old one was kept.

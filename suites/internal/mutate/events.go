@@ -137,7 +137,7 @@ var timerDuration = Family{
 var editable = []trace.Kind{
 	trace.KindSubchannelNew, trace.KindSubchannelConnect, trace.KindSubchannelState, trace.KindSubchannelShutdown,
 	trace.KindSubchannelHealth, trace.KindTimerStart, trace.KindTimerFire, trace.KindTimerStop, trace.KindPick,
-	trace.KindSYNACK, trace.KindRST, trace.KindAccept, trace.KindRPCServed,
+	trace.KindSYNACK, trace.KindRST, trace.KindAccept, trace.KindRPCServed, trace.KindConnClose,
 }
 
 // numbered lists, for each event of an editable kind, its index and its
