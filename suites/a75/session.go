@@ -89,9 +89,16 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				g.Expect(sc).To(gomega.HaveLen(1))
 				for _, id := range []string{"s2", "s3"} {
 					g.Expect(readyBefore(tr, spec.Addr(tr, "b2/ipv4"), spec.RPCStart(g, tr, id))).To(gomega.BeTrue(), "b2 READY when %s is sent", id)
+					// Every pick of the RPC goes to that subchannel, none
+					// queues: the channel may ask for one RPC more than once
+					// (L9, Picker: a subchannel that "becomes not ready
+					// after it's returned" is picked again on a new picker;
+					// seen once in twelve lab runs, two picks 0.1 ms apart).
 					p := spec.PicksOf(tr, id)
-					g.Expect(p).To(gomega.HaveLen(1), "%s is picked at once:%s", id, spec.Render(p))
-					g.Expect(p[0].Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s goes to b2's READY subchannel", id)
+					g.Expect(p).NotTo(gomega.BeEmpty(), "%s should be picked", id)
+					for _, e := range p {
+						g.Expect(e.Subchannel).To(gomega.Equal(sc[0].Subchannel), "%s should be picked at once, to b2's READY subchannel:%s", id, spec.Render(p))
+					}
 				}
 			}},
 			{Requirement: "A75-OVERRIDE-OWNS-SUBCHANNELS", Needs: policyEvents, Assert: func(g gomega.Gomega, tr *trace.Trace) {
