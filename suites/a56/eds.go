@@ -162,14 +162,18 @@ func refusedAfter(tr *trace.Trace, a scenario.Addr, t time.Duration) time.Durati
 // edsReturnScenario: eds1 has p0 = [b1], refusing at first, and p1 = [b2].
 // p0 fails at once, so p1 serves r1. b1's fault is cleared at 1.5 s; when
 // p0 connects again (its backoff decides when) priority returns to it and
-// deactivates p1, whose connection it keeps. r2, 300 ms after b1 answers,
-// goes to p0. 1.5 s after that, EDS drops p1; r3 follows at 3 s. env is the
-// client's environment (the child policy cache switch).
+// deactivates p1, keeping its connection: r2, 300 ms after b1 answers, goes
+// to p0. A second later b1 goes down: p0 fails, priority reactivates p1,
+// and r3 goes over p1's old connection. Then EDS drops p1 while it is in
+// use. env is the client's environment (the child policy cache switch).
 func edsReturnScenario(name string, env map[string]string) *scenario.Scenario {
 	recovered := scenario.On("syn-ack").WithAddr("b1/ipv4")
+	rpc := func(id string) scenario.Action {
+		return scenario.RPC(id, scenario.WaitForReady(), scenario.Deadline(5*time.Second))
+	}
 	b := scenario.New(name).
-		Describe("eds1 (round_robin): p0 = [b1] (refusing until 1.5 s), p1 = [b2]; r1 at 1 s; "+
-			"r2 300 ms after b1 answers; p1 dropped from EDS 1.5 s after; r3 at 3 s after").
+		Describe("eds1 (round_robin): p0 = [b1] (refusing until 1.5 s), p1 = [b2]; r1 at 1 s; after b1 first answers: "+
+			"r2 at 300 ms, b1 down at 1 s, r3 at 1.5 s, p1 dropped from EDS at 2 s, the end at 3 s").
 		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
@@ -179,23 +183,18 @@ func edsReturnScenario(name string, env map[string]string) *scenario.Scenario {
 	}
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	b.At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
-		AfterDelay(recovered, edsR2Delay, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
-		AfterDelay(recovered, edsRemoveDelay, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"))))).
-		AfterDelay(recovered, edsR3Delay, scenario.RPC("r3", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
-		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish())
+		AfterDelay(recovered, 300*time.Millisecond, rpc("r2")).
+		AfterDelay(recovered, time.Second, scenario.Stop("b1")).
+		AfterDelay(recovered, 1500*time.Millisecond, rpc("r3")).
+		AfterDelay(recovered, 2*time.Second, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"))))).
+		AfterDelay(recovered, 3*time.Second, scenario.Finish())
 	return b.End(20 * time.Second).MustBuild()
 }
 
-// The steps of edsReturnScenario, after b1 first answers.
-const (
-	edsR2Delay     = 300 * time.Millisecond
-	edsRemoveDelay = 1800 * time.Millisecond
-	edsR3Delay     = 3 * time.Second
-)
-
 // edsReturnAndRemove: edsReturnScenario with no switch set. p1 is kept
-// while deactivated; dropped from the config, it is destroyed at once
-// (A115, the latest revision, for Go and Java).
+// while deactivated and reactivated with its connection; dropped from the
+// config, it is destroyed at once (A115, the latest revision, for Go and
+// Java).
 func edsReturnAndRemove() spec.Spec {
 	s := edsReturnScenario("eds-priority-return-and-remove", nil)
 	return spec.Spec{
@@ -207,11 +206,18 @@ func edsReturnAndRemove() spec.Spec {
 				g.Expect(spec.ServedBy(g, tr, "r2")).To(gomega.Equal("b1"), "r2 should go back to p0 once it is READY again")
 			}},
 			{Requirement: "A56-DEACTIVATE-ON-HIGHER", Needs: backends, Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				from, to := recoveredAt(g, tr), removedAt(g, tr)
-				verdict.Require(spec.ServedBy(g, tr, "r2") == "b1", "priority never returned to p0 (r2 was not served by b1)")
-				expectKept(g, tr, "b2/ipv4", from, to, "p1, below READY p0, should be deactivated and keep its connection to b2, not be destroyed")
+				requireReturned(g, tr)
+				expectKept(g, tr, "b2/ipv4", recoveredAt(g, tr), removedAt(g, tr),
+					"p1, below READY p0, should be deactivated and keep its connection to b2, not be destroyed")
+			}},
+			{Requirement: "A56-REACTIVATE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				requireReturned(g, tr)
+				g.Expect(spec.ServedBy(g, tr, "r3")).To(gomega.Equal("b2"), "r3, with p0 down, should go to p1 again")
+				expectNone(g, between(freshSYNs(tr, "b2/ipv4"), recoveredAt(g, tr), spec.RPCResult(g, tr, "r3").T),
+					"p1, deactivated when p0 came back and used again when it failed, should be reactivated with its connection to b2, not made anew")
 			}},
 			{Requirement: "A56-REMOVED-CHILD-DESTROYED", Needs: backends, Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				requireInUse(g, tr)
 				at := removedAt(g, tr)
 				closes := closesOf(tr, "b2/ipv4", at, tr.Header.Scenario.End)
 				if len(closes) == 0 {
@@ -219,7 +225,6 @@ func edsReturnAndRemove() spec.Spec {
 				}
 				g.Expect(closes[0].T-at).To(gomega.BeNumerically("<=", edsSlack),
 					"p1, dropped from EDS at %v, should be destroyed at once; its connection to b2 closed at %v", at, closes[0].T)
-				g.Expect(spec.ServedBy(g, tr, "r3")).To(gomega.Equal("b1"))
 			}},
 		},
 		Agreement: spec.XDSAgreement(s, labSlack),
@@ -233,9 +238,9 @@ func edsReturnAndRemove() spec.Spec {
 func edsReturnAndRemoveCached() spec.Spec {
 	s := edsReturnScenario("eds-priority-removed-cached", map[string]string{scenario.EnvPriorityChildPolicyCache: "true"})
 	kept := func(g gomega.Gomega, tr *trace.Trace) {
-		at := removedAt(g, tr)
-		verdict.Require(spec.ServedBy(g, tr, "r3") == "b1", "r3, after p1 was dropped, was not served by p0")
-		expectKept(g, tr, "b2/ipv4", at, rpcResultAt(g, tr, "r3"), "p1, dropped from EDS, should be deactivated and kept (its connection to b2 open), not destroyed")
+		requireInUse(g, tr)
+		expectKept(g, tr, "b2/ipv4", removedAt(g, tr), endOf(tr),
+			"p1, dropped from EDS, should be deactivated and kept (its connection to b2 open), not destroyed")
 	}
 	return spec.Spec{
 		Doc: requirement.A56, Section: sectionLifetime,
@@ -246,6 +251,27 @@ func edsReturnAndRemoveCached() spec.Spec {
 		},
 		Agreement: spec.XDSAgreement(s, labSlack),
 	}
+}
+
+// requireReturned states that priority returned to p0 once it connected
+// again: r2 went to b1.
+func requireReturned(g gomega.Gomega, tr *trace.Trace) {
+	verdict.Require(spec.ServedBy(g, tr, "r2") == "b1", "priority never returned to p0 (r2 was not served by b1)")
+}
+
+// requireInUse states that p1 was in use when EDS dropped it: r3 went to b2.
+func requireInUse(g gomega.Gomega, tr *trace.Trace) {
+	verdict.Require(spec.ServedBy(g, tr, "r3") == "b2", "p1 was not in use when EDS dropped it (r3 was not served by b2)")
+}
+
+// endOf is when the scenario finished: the client's channel closing.
+func endOf(tr *trace.Trace) time.Duration {
+	if st := trace.Select(tr.Events, func(e trace.Event) bool {
+		return e.Kind == trace.KindChannelState && e.State == "SHUTDOWN"
+	}); len(st) > 0 {
+		return st[0].T
+	}
+	return tr.Header.Scenario.End
 }
 
 // backends is the Needs of a check that reads the backends' evidence (a
@@ -275,11 +301,6 @@ func removedAt(g gomega.Gomega, tr *trace.Trace) time.Duration {
 	}
 	g.ExpectWithOffset(1, false).To(gomega.BeTrue(), "the client never acknowledged EDS without p1 (version 2):%s", spec.Render(spec.Of(tr, trace.KindXDSRequest)))
 	return 0
-}
-
-// rpcResultAt is when RPC id finished.
-func rpcResultAt(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
-	return spec.RPCResult(g, tr, id).T
 }
 
 // closesOf are the closes, by the client, of its connections to a in
