@@ -2,6 +2,8 @@ package spec
 
 import (
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
@@ -48,4 +50,25 @@ func XDSRequests(tr *trace.Trace, typeURL, xds string) []trace.Event {
 // ACKed reports whether the client ACKed version v of typeURL.
 func ACKed(tr *trace.Trace, typeURL, v string) bool {
 	return slices.ContainsFunc(XDSRequests(tr, typeURL, trace.XDSACK), func(e trace.Event) bool { return e.Version == v })
+}
+
+// XDSServedAt is when the management server started serving version v: the
+// lab's note of the xds step, or, in the simulator (which serves a step and
+// has the client answer it at one virtual instant), the first ACK or NACK
+// of v. A client may act on a resource before it answers it, so a check
+// that times a reaction counts from here, not from the ACK. ok is false
+// when v was never served.
+func XDSServedAt(tr *trace.Trace, v string) (at time.Duration, ok bool) {
+	prefix := "xds step: version " + v + ":"
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindNote && e.Source == trace.SourceHarness && strings.HasPrefix(e.Detail, prefix) {
+			return e.T, true
+		}
+	}
+	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindXDSRequest)) {
+		if e.Version == v && (e.XDS == trace.XDSACK || e.XDS == trace.XDSNACK) {
+			return e.T, true
+		}
+	}
+	return 0, false
 }

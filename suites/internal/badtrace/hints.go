@@ -12,6 +12,8 @@ var hints = map[string][]string{
 	// p0, named again and chosen, connects anew instead of being reactivated.
 	"a56/removed-child-seed A56-READDED-CHILD-NOT-REACTIVATED":   {"add-attempt[198.19.0.1:50051,config-update#3]"},
 	"a56/removed-child-env-revert A56-CHILD-CACHE-ENV-REVERT #1": {"add-attempt[198.19.0.1:50051,config-update#3]"},
+	// p1 is tried 400 ms after p0 failed: priority waited on a failed child.
+	"a56/eds-priority-failover A56-TF-FAILOVER-AT-ONCE": {"shift-attempt[3,+400ms]"},
 	// p1 is destroyed, its connection to b2 closed, before EDS drops it:
 	// when priority returns to p0, or while the switch keeps it.
 	"a56/eds-priority-return-and-remove A56-DEACTIVATE-ON-HIGHER": {"shift-event[conn-close#1,-40ms]"},
