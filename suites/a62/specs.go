@@ -45,6 +45,7 @@ func Specs() []spec.Spec {
 		connectionLostBackendStopped(),
 		tfPicksFailFast(),
 		stickyTFPriority(),
+		xdsAggregateUnreachableDNSFirst(),
 		stickyTFUntilReady(),
 		stickyTFReresolveEveryRound(),
 		stickyTFNewList(),
