@@ -229,7 +229,7 @@ func edsReturnAndRemove() spec.Spec {
 			{Requirement: "A56-REMOVED-CHILD-DESTROYED", Needs: backends, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				requireInUse(g, tr)
 				at := removedAt(g, tr)
-				closes := closesOf(tr, "b2/ipv4", at, tr.Header.Scenario.End)
+				closes := closesOf(tr, "b2/ipv4", at, endOf(g, tr))
 				if len(closes) == 0 {
 					verdict.NoSign("p1 was dropped from EDS at %v and its connection to b2 was never closed: the child was kept, not destroyed", at)
 				}

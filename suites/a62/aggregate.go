@@ -74,6 +74,14 @@ func xdsAggregateUnreachableDNSFirst() spec.Spec {
 					g.Expect(r.Backend).To(gomega.Equal("b2"), "%s should go to eds1 (b2), not the unreachable dns1", id)
 				}
 			}},
+			{Requirement: "A62-STICKY-TF-PRIORITY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// An RPC that priority sent to a dns1 gone IDLE would still
+				// reach b2 once b1 refused it (at once, in the lab); what
+				// shows the detour is the channel: priority reports the
+				// child it chose, so the channel would leave READY.
+				spec.ExpectStateSequence(g, tr, []string{connecting, ready},
+					"dns1 reconnecting in TRANSIENT_FAILURE should not take the picks from eds1: the channel stays READY")
+			}},
 		},
 		Agreement: spec.XDSAgreement(s, labSlack),
 	}
