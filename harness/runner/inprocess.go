@@ -53,8 +53,10 @@ type inProcess struct {
 	mu     sync.Mutex
 	rpcs   map[string]context.CancelFunc
 
-	// With an xds target: the LOGICAL_DNS answers of the resolve steps.
-	dns *xdsDNS
+	// With an xds target: the LOGICAL_DNS answers of the resolve steps,
+	// and the policy's way to the xDS resolver's re-resolution.
+	dns      *xdsDNS
+	reResolv policyReResolution
 }
 
 // sinkSeq makes each lab run's recorder sink name unique in the process.
@@ -74,7 +76,7 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 		sinkSeq.n++
 		c.sink = fmt.Sprintf("runner-lab-%d", sinkSeq.n)
 		sinkSeq.Unlock()
-		c.unreg = recorder.RegisterSink(c.sink, timedSink{lr.log, lr.lab})
+		c.unreg = recorder.RegisterSink(c.sink, &timedSink{lr.log, lr.lab, c.reResolv.request})
 	}
 	var err error
 	if lr.s.Client.Target == scenario.TargetXDS {
@@ -109,10 +111,12 @@ func (c *inProcess) serviceConfig(policy, config string) string {
 	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, c.sink, c.seed, policy, config)
 }
 
-// timedSink stamps recorder events on the lab's timebase.
+// timedSink stamps recorder events on the lab's timebase, and hands the
+// root policy's re-resolution requests to resolveNow.
 type timedSink struct {
-	log *eventLog
-	lab *netlab.Lab
+	log        *eventLog
+	lab        *netlab.Lab
+	resolveNow func()
 }
 
 func (t timedSink) Now() time.Duration { return t.lab.Now() }
@@ -122,6 +126,9 @@ func (t timedSink) Now() time.Duration { return t.lab.Now() }
 func (t timedSink) Record(e trace.Event) {
 	if e.Source != trace.SourceHarness {
 		t.log.Add(e)
+	}
+	if e.Kind == trace.KindResolveNow && e.Source == trace.SourcePolicy && e.Policy == "" && t.resolveNow != nil {
+		t.resolveNow()
 	}
 }
 

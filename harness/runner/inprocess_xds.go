@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -24,7 +25,7 @@ func (c *inProcess) startXDS() error {
 	if !c.recorded {
 		return &NotApplicable{Reason: c.name + " runs no xDS client in this process"}
 	}
-	c.dns = &xdsDNS{}
+	c.dns = &xdsDNS{onQuery: c.lr.record}
 	b := xdsBuilder{Builder: xdsresolver.NewBuilder(xdsresolver.Options{
 		ServerAddress: xdsserver.ServerURI(),
 		NodeID:        xdsNode,
@@ -48,7 +49,48 @@ type xdsBuilder struct {
 }
 
 func (b xdsBuilder) Build(t resolver.Target, cc resolver.ClientConn, o resolver.BuildOptions) (resolver.Resolver, error) {
-	return b.Builder.Build(t, &xdsRecordingCC{ClientConn: cc, c: b.c}, o)
+	r, err := b.Builder.Build(t, &xdsRecordingCC{ClientConn: cc, c: b.c}, o)
+	if err != nil {
+		return nil, err
+	}
+	b.c.reResolv.set(r)
+	return channelDeaf{r}, nil
+}
+
+// channelDeaf is the xDS resolver as the channel holds it: deaf to the
+// channel's own requests for re-resolution. grpc-go's channel makes one on
+// every failed connection attempt and lost connection, whatever the policy
+// says; an xDS client's resolver does not act on those (grpc-go's ignores
+// them: re-resolution of LOGICAL_DNS clusters is the LB policy's request,
+// A37, which priority may drop, A56's ignore_reresolution_requests). The
+// root policy's own requests reach the resolver through the recorder's
+// sink (policyReResolution).
+type channelDeaf struct{ resolver.Resolver }
+
+func (channelDeaf) ResolveNow(resolver.ResolveNowOptions) {}
+
+// policyReResolution forwards the root policy's requests for re-resolution
+// to the xDS resolver, once it is built.
+type policyReResolution struct {
+	mu sync.Mutex
+	r  resolver.Resolver
+}
+
+func (p *policyReResolution) set(r resolver.Resolver) {
+	p.mu.Lock()
+	p.r = r
+	p.mu.Unlock()
+}
+
+// request asks the resolver to re-resolve, if there is one (with a
+// scenario's own policy, there is none: the manual resolver ignores it).
+func (p *policyReResolution) request() {
+	p.mu.Lock()
+	r := p.r
+	p.mu.Unlock()
+	if r != nil {
+		r.ResolveNow(resolver.ResolveNowOptions{})
+	}
 }
 
 // xdsRecordingCC is the channel as the xDS resolver sees it. It wraps the

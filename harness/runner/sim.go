@@ -40,7 +40,7 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 		if s.Client.Target != scenario.TargetXDS {
 			return nil
 		}
-		sr.dns, sr.dnsLast = &xdsDNS{}, map[string][]string{}
+		sr.dns, sr.dnsLast = &xdsDNS{onQuery: w.Record}, map[string][]string{}
 		sr.ads, err = newSimADS(s.Client.Listener, env, w.Record)
 		return err
 	})

@@ -33,7 +33,14 @@ var xdsOptions = xdsres.Options{AddrOf: AddrOf, Port: int(netlab.DefaultPort)}
 // addresses, in order. It stands in for the lab's DNS server; the lookup is
 // made when the resolver builds a state (a new configuration, or
 // re-resolution), as the reference resolver makes it.
+//
+// Each lookup is recorded, as the lab's DNS server records the queries it
+// answers (a dns-query event: "A <name> <rcode>"), through onQuery when it
+// is set: the evidence of a client's resolutions is the same for the
+// reference as for a client that queries the lab's DNS.
 type xdsDNS struct {
+	onQuery func(trace.Event)
+
 	mu  sync.Mutex
 	ips []string
 	set bool
@@ -56,6 +63,19 @@ func (d *xdsDNS) update(eps [][]string) {
 
 // lookupHost is a resolver.Options.LookupHost.
 func (d *xdsDNS) lookupHost(_ context.Context, host string) ([]string, error) {
+	ips, err := d.answer(host)
+	if d.onQuery != nil {
+		rcode := "NOERROR"
+		if err != nil {
+			rcode = "NXDOMAIN"
+		}
+		d.onQuery(trace.Event{Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Detail: "A " + host + " " + rcode})
+	}
+	return ips, err
+}
+
+// answer is what the lab DNS would answer for host.
+func (d *xdsDNS) answer(host string) ([]string, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.set {

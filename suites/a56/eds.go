@@ -2,6 +2,7 @@ package a56
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -321,3 +322,76 @@ func expectKept(g gomega.Gomega, tr *trace.Trace, a scenario.Addr, from, to time
 
 // addrs is a list of symbolic addresses, for edsPriorities.
 func addrs(as ...scenario.Addr) []scenario.Addr { return as }
+
+// ---------------------------------------------------------------------------
+// Re-resolution requests from an EDS priority.
+
+// The times of edsIgnoreReresolution: a resolver may wait this long between
+// two resolutions of a name (grpc-go's, grpc-js's and C-core's DNS
+// resolvers wait 30 s by default), so a request made at any time is seen as
+// a query by then; the run ends a margin after it.
+const (
+	dnsMinInterval = 30 * time.Second
+	ignoreRunEnd   = dnsMinInterval + 4*time.Second
+)
+
+// edsIgnoreReresolution: an aggregate over eds1 (b1, refusing) and dns1, a
+// LOGICAL_DNS cluster whose name resolves to b2. eds1's children keep
+// failing and keep asking for re-resolution; priority drops their requests
+// (A37: ignore_reresolution_requests is set for every priority that comes
+// from an EDS cluster; A56 passes on only the other children's), so the
+// LOGICAL_DNS name is never resolved again while dns1 itself is READY. A
+// request that got through would show as a new DNS query for the name
+// within 30 s (the resolvers' minimum interval). One RPC at the end checks
+// dns1 still serves.
+func edsIgnoreReresolution() spec.Spec {
+	s := scenario.New("eds-ignore-reresolution").
+		Describe("aggregate over eds1 (b1, refusing) then dns1 (LOGICAL_DNS dns1.conform: b2); r1 at 33 s; the end at 34 s").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, scenario.Resolve(scenario.EP("b2/ipv4"))).
+		At(0, scenario.ServeXDS(spec.XDSResources("agg", []xds.Cluster{
+			{Name: "agg", Type: xds.ClusterAggregate, Clusters: []string{edsCluster, "dns1"}},
+			{Name: edsCluster, Type: xds.ClusterEDS, LBPolicy: xds.RoundRobin},
+			{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: ignoreDNSHost},
+		}, edsPriorities(addrs("b1/ipv4"))))).
+		At(ignoreRunEnd-time.Second, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(ignoreRunEnd).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionConfig,
+		Labels:   []string{spec.LabelSlow},
+		Scenario: s,
+		Checks: []spec.Check{
+			{Requirement: "A56-IGNORE-RERESOLUTION", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				qs := dnsQueriesFor(tr, ignoreDNSHost)
+				verdict.Require(len(qs) > 0, "the client never resolved %s: dns1 was not resolved through the lab's DNS", ignoreDNSHost)
+				first := qs[0].T
+				refused := trace.Select(spec.Of(tr, trace.KindRST), func(e trace.Event) bool {
+					return e.Addr == spec.Addr(tr, "b1/ipv4") && e.T > first
+				})
+				verdict.Require(len(refused) >= 2, "eds1 failed %d times after dns1 was resolved: it had no reason to ask for re-resolution", len(refused))
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"), "r1 should go to dns1 (b2) while eds1 refuses")
+				again := trace.Select(qs, func(e trace.Event) bool { return e.T > first+dnsQueryBurst })
+				expectNone(g, again, fmt.Sprintf("eds1's priorities ignore their re-resolution requests, and dns1 (READY) makes none: %s should not be resolved again", ignoreDNSHost))
+			}},
+		},
+	}
+}
+
+// ignoreDNSHost is the LOGICAL_DNS name of edsIgnoreReresolution.
+const ignoreDNSHost = "dns1.conform"
+
+// dnsQueryBurst bounds the gap between the queries of one resolution (A
+// and AAAA, asked together).
+const dnsQueryBurst = 50 * time.Millisecond
+
+// dnsQueriesFor are the lab DNS's queries for name (any type).
+func dnsQueriesFor(tr *trace.Trace, name string) []trace.Event {
+	return trace.Select(spec.Of(tr, trace.KindDNSQuery), func(e trace.Event) bool {
+		f := strings.Fields(e.Detail)
+		return len(f) >= 2 && strings.TrimSuffix(f[1], ".") == name
+	})
+}

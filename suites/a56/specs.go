@@ -102,6 +102,7 @@ func Specs() []spec.Spec {
 		edsFailover(),
 		edsReturnAndRemove(),
 		edsReturnAndRemoveCached(),
+		edsIgnoreReresolution(),
 	}
 }
 

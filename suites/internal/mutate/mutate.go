@@ -62,7 +62,7 @@ func Families() []Family {
 	return []Family{
 		shiftAttempt, dropAttempt, swapAttempts, retargetAttempt, repeatAttempt, addAttempt,
 		insertState, dropState, replaceState, shiftState, hurryState,
-		dropResolveNow, shiftResolveNow, addResolveNow, repeatResolveNow,
+		dropResolveNow, shiftResolveNow, addResolveNow, repeatResolveNow, resolveDNSAgain,
 		nackToACK, ackToNACK, nackNewVersion, nackClearErr, dropXDS,
 		serveOn, repick, failRPC, succeedRPC, delayResult, hurryResult, setCode, clearErr, dropErrAddress,
 		swapAddrs,

@@ -24,6 +24,7 @@ var goldens = []string{
 	"a75/idle-timeout-seconds-negative.lab.jsonl",
 	"a75/aggregate-eds-then-dns.sim.jsonl",
 	"a61/xds-dual-stack-endpoint.sim.jsonl",
+	"a56/eds-ignore-reresolution.sim.jsonl",
 }
 
 func readGolden(t *testing.T, name string) *trace.Trace {

@@ -119,3 +119,35 @@ var repeatResolveNow = Family{
 		return out
 	},
 }
+
+// DNS queries: the lab's DNS server saw the client resolve a name (a
+// dns-query event, recorded by the harness but made by the client).
+
+func isDNSQuery(e trace.Event) bool { return e.Kind == trace.KindDNSQuery }
+
+var resolveDNSAgain = Family{
+	Name:        "resolve-dns-again",
+	Description: "has the client resolve a name again, through DNS, when a connection failed after its first resolution: a re-resolution request that got through",
+	candidates: func(tr *trace.Trace) []Mutation {
+		evs := tr.Events
+		qs := indicesOf(evs, isDNSQuery)
+		if len(qs) == 0 {
+			return nil
+		}
+		first := evs[qs[0]]
+		var out []Mutation
+		for k, i := range indicesOf(evs, isFailure) {
+			if evs[i].T <= first.T {
+				continue
+			}
+			q := first
+			q.T = evs[i].T
+			out = append(out, Mutation{
+				ID:          fmt.Sprintf("resolve-dns-again[%d]", k+1),
+				Description: fmt.Sprintf("adds a DNS query (%s) at the %s connection failure (%s)", first.Detail, ordinal(k+1), evs[i].String()),
+				edit:        func(evs []trace.Event) []trace.Event { return insertAfter(evs, i, q) },
+			})
+		}
+		return out
+	},
+}

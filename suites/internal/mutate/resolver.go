@@ -26,11 +26,12 @@ func resolverOutput(tr *trace.Trace) bool {
 }
 
 // IsStimulus reports whether e is one of the harness's stimuli, which no
-// mutation changes: every harness event but, in a trace whose client
-// resolves through xDS, the resolver updates and configs its resolver gave
-// the channel.
+// mutation changes: every harness event but the client's DNS queries (the
+// harness's DNS server records them) and, in a trace whose client resolves
+// through xDS, the resolver updates and configs its resolver gave the
+// channel.
 func IsStimulus(tr *trace.Trace, e trace.Event) bool {
-	if e.Source != trace.SourceHarness {
+	if e.Source != trace.SourceHarness || e.Kind == trace.KindDNSQuery {
 		return false
 	}
 	return !(resolverOutput(tr) && (e.Kind == trace.KindResolverUpdate || e.Kind == trace.KindConfigUpdate))
