@@ -57,7 +57,9 @@ func (m Mutation) Apply(tr *trace.Trace) (*trace.Trace, error) {
 // Families are the mutation families, most specific first: connection
 // attempts, channel states, re-resolution, xDS answers, RPC results, what
 // a client's xDS resolver gave its channel, then the edits of one event of
-// the policy, the capture or a backend.
+// the policy, the capture or a backend; last, the blunt ones that change
+// every pass over every list at once (passes.go), which statistical checks
+// over many lists need and others should reach only through a hint.
 func Families() []Family {
 	return []Family{
 		shiftAttempt, dropAttempt, swapAttempts, retargetAttempt, repeatAttempt, addAttempt,
@@ -69,6 +71,7 @@ func Families() []Family {
 		splitEndpoint, reverseEndpoint, staleUpdate, reversePriorities, renamePolicy, swapPolicies, widenSubchannel,
 		timerStopToFire, timerFireToStop, timerDuration,
 		shiftEvent, dropEvent, copyEvent,
+		unshuffle, dropAllAttempts,
 	}
 }
 
