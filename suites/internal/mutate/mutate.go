@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -98,10 +99,18 @@ func Candidates(tr *trace.Trace) []Mutation {
 	return out
 }
 
-// ByID returns the candidate of tr named id.
+// ByID returns the candidate of tr named id. Only the family id names
+// (every ID begins with its family's name and "[") makes candidates: a
+// long trace offers tens of thousands.
 func ByID(tr *trace.Trace, id string) (Mutation, bool) {
-	for _, m := range Candidates(tr) {
+	name, _, _ := strings.Cut(id, "[")
+	f, ok := FamilyNamed(name)
+	if !ok {
+		return Mutation{}, false
+	}
+	for _, m := range f.candidates(tr) {
 		if m.ID == id {
+			m.Family = f.Name
 			return m, true
 		}
 	}
