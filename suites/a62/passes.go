@@ -24,12 +24,20 @@ type list struct {
 	addrs []string
 }
 
-// listsOf are the lists of tr's scenario, in timeline order: each resolve
-// step's endpoints, each xds step's endpoints (the first priority's first
-// locality: the statistical xDS spec has one), each by its first address.
-// They come from the scenario, not from the trace's resolver updates,
-// which an xDS client's trace shows only when it is the reference's.
+// listsOf are the lists of refusing endpoints tr's scenario gave, in
+// timeline order: each resolve step's endpoints, each xds step's endpoints
+// (the first priority's first locality: the statistical xDS spec has one),
+// each by its first address, when the scenario makes every one of them
+// refuse. They come from the scenario, not from the trace's resolver
+// updates, which an xDS client's trace shows only when it is the
+// reference's.
 func listsOf(tr *trace.Trace) []list {
+	refusing := map[scenario.Addr]bool{}
+	for _, st := range tr.Header.Scenario.Steps {
+		if f, ok := st.Action.(scenario.SetFault); ok && f.Fault == scenario.Reset {
+			refusing[f.Addr] = true
+		}
+	}
 	var out []list
 	for _, st := range tr.Header.Scenario.Steps {
 		var addrs []scenario.Addr
@@ -47,7 +55,7 @@ func listsOf(tr *trace.Trace) []list {
 				}
 			}
 		}
-		if len(addrs) == 0 {
+		if len(addrs) == 0 || slices.ContainsFunc(addrs, func(a scenario.Addr) bool { return !refusing[a] }) {
 			continue
 		}
 		l := list{at: st.At}

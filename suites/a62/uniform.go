@@ -72,11 +72,11 @@ var shuffleTests = map[int]uniform.Test{
 // listAt is when list k (from 0) is given.
 func listAt(k int) time.Duration { return listPeriod * time.Duration(k+1) }
 
-// freshLists ends b's scenario with lists fresh lists: list k, at listAt(k),
+// freshLists adds lists fresh lists to b's timeline: list k, at listAt(k),
 // is n endpoints on backends of its own, b{k·n+1} … b{k·n+n}, IPv4 only,
 // each refusing from half a period before its list; give makes the step
-// that gives a list to the client. The run ends listTail after the last.
-func freshLists(b *scenario.Builder, n, lists int, give func([]scenario.Addr) scenario.Action) *scenario.Scenario {
+// that gives a list to the client.
+func freshLists(b *scenario.Builder, n, lists int, give func([]scenario.Addr) scenario.Action) *scenario.Builder {
 	for k := range lists {
 		addrs := make([]scenario.Addr, n)
 		for j := range addrs {
@@ -87,7 +87,13 @@ func freshLists(b *scenario.Builder, n, lists int, give func([]scenario.Addr) sc
 		}
 		b.At(listAt(k), give(addrs))
 	}
-	return b.End(listAt(lists-1) + listTail).MustBuild()
+	return b
+}
+
+// freshListsRun is a scenario of freshLists alone, ending listTail after
+// the last list.
+func freshListsRun(b *scenario.Builder, n, lists int, give func([]scenario.Addr) scenario.Action) *scenario.Scenario {
+	return freshLists(b, n, lists, give).End(listAt(lists-1) + listTail).MustBuild()
 }
 
 // resolveList gives a list as a resolver update of one-address endpoints.
@@ -110,7 +116,7 @@ func shuffleUniform(n int) spec.Spec {
 		Env(scenario.EnvPickFirstLBConfig, "true")
 	return spec.Spec{
 		Doc: requirement.A62, Section: sectionShuffle,
-		Scenario: freshLists(b, n, shuffleLists, resolveList),
+		Scenario: freshListsRun(b, n, shuffleLists, resolveList),
 		Checks:   []spec.Check{uniformOrders("A62-SHUFFLE-UNIFORM", n, nil), knobIgnored()},
 	}
 }
@@ -124,7 +130,7 @@ func shuffleOffEveryList(name, config, what string) spec.Spec {
 		LB("pick_first", config)
 	return spec.Spec{
 		Doc: requirement.A62, Section: sectionShuffle,
-		Scenario: freshLists(b, 3, orderLists, resolveList),
+		Scenario: freshListsRun(b, 3, orderLists, resolveList),
 		Checks: []spec.Check{{Requirement: "A62-SHUFFLE-OFF-KEEPS-ORDER", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 			expectEveryPassInOrder(g, tr)
 		}}},
@@ -135,9 +141,17 @@ func shuffleOffEveryList(name, config, what string) spec.Spec {
 // shuffle_address_list (A62, `pick_first` via xDS), given shuffleLists
 // fresh versions of its one locality of three refusing endpoints: pick_first
 // shuffles each as shuffleAddressList does, uniformly.
+//
+// Refused connections look the same whatever policy makes them, so a last
+// version shows which one ran: two endpoints that accept (p1, p2) and four
+// RPCs once both could be connected. pick_first sends them all to one;
+// round_robin, which a client that cannot read the PickFirst extension may
+// fall back to, spreads them. The orders say something of pick_first's
+// shuffle only when pick_first ran.
 func xdsShuffleUniform() spec.Spec {
 	b := scenario.New("xds-pick-first-shuffle-uniform").
-		Describe(fmt.Sprintf("xDS cluster eds1 with PickFirst, shuffle_address_list true; %d fresh EDS versions of one locality of three endpoints, one every %v, every endpoint refusing", shuffleLists, listPeriod)).
+		Describe(fmt.Sprintf("xDS cluster eds1 with PickFirst, shuffle_address_list true; %d fresh EDS versions of one locality of three endpoints, one every %v, every endpoint refusing; "+
+			"then a version of two endpoints that accept, and four RPCs", shuffleLists, listPeriod)).
 		XDS(spec.XDSListener).
 		Env(scenario.EnvPickFirstLBConfig, "true")
 	give := func(addrs []scenario.Addr) scenario.Action {
@@ -151,15 +165,48 @@ func xdsShuffleUniform() spec.Spec {
 				{Name: "z1", Weight: 1, Endpoints: eps},
 			}}}}))
 	}
+	freshLists(b, 3, shuffleLists, give)
+	probe := listAt(shuffleLists)
+	b.Backend("p1", scenario.IPv4Only).Backend("p2", scenario.IPv4Only).
+		At(probe, give([]scenario.Addr{"p1/ipv4", "p2/ipv4"}))
+	spec.SendRPCs(b, probe+probeDelay, probeRPCs)
+	last := probeRPCs[len(probeRPCs)-1]
+	s := b.After(scenario.On("rpc-result").WithRPC(last), scenario.Finish()).
+		End(probe + probeDelay + 3*time.Second).
+		MustBuild()
 	return spec.Spec{
 		Doc: requirement.A62, Section: sectionXDS,
 		Labels:   []string{spec.LabelXDS},
-		Scenario: freshLists(b, 3, shuffleLists, give),
+		Scenario: s,
 		Checks: []spec.Check{uniformOrders("A62-XDS-SHUFFLE", 3, func(tr *trace.Trace) {
 			verdict.Require(clusterACKed(tr), "the Cluster with the PickFirst extension was not ACKed every time: "+
 				"whether pick_first runs at all is A62-XDS-PICK-FIRST's to judge")
+			backends, ok := probeServedBy(tr)
+			verdict.Require(ok && len(backends) == 1, "the last version's RPCs (answered by %v) were not all answered by one backend: "+
+				"the cluster's policy did not act as pick_first, which A62-XDS-PICK-FIRST judges, and the refused connections say nothing of its shuffle", backends)
 		})},
 	}
+}
+
+// The probe of xdsShuffleUniform: its RPCs, sent probeDelay after the last
+// version, time enough for both its endpoints to be connected.
+var probeRPCs = spec.RPCIDs("r", 4)
+
+const probeDelay = 300 * time.Millisecond
+
+// probeServedBy lists the backends that answered the probe's RPCs, once
+// each; ok is false when one has no result or failed.
+func probeServedBy(tr *trace.Trace) (backends []string, ok bool) {
+	for _, id := range probeRPCs {
+		rs := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCResult && e.RPC == id })
+		if len(rs) != 1 || (rs[0].Code != "" && rs[0].Code != "OK") {
+			return backends, false
+		}
+		if !slices.Contains(backends, rs[0].Backend) {
+			backends = append(backends, rs[0].Backend)
+		}
+	}
+	return backends, true
 }
 
 // uniformOrders checks that the orders of the first shuffleSamples usable
@@ -186,9 +233,13 @@ func uniformOrders(req string, n int, pre func(*trace.Trace)) spec.Check {
 		if counts[0] == test.Samples {
 			verdict.NoSign("every one of %d passes tried the endpoints in the order given (%s): no sign of shuffling", test.Samples, sample)
 		}
-		g.Expect(test.Rejects(counts)).To(gomega.BeFalse(),
-			"the orders of the first %d usable passes (by list positions) are not those of a uniform shuffle: %s; the test: %s",
-			test.Samples, sample, test)
+		if test.Rejects(counts) {
+			// Division by k·N keeps the integer statistic's order, so X²
+			// is at or above the critical value exactly when Stat is.
+			g.Expect(test.ChiSquare(counts)).To(gomega.BeNumerically("<", test.CriticalChiSquare()),
+				"the orders of the first %d usable passes (by list positions) are not those of a uniform shuffle: %s; the test: %s",
+				test.Samples, sample, test)
+		}
 	}}
 }
 
