@@ -57,6 +57,7 @@ func Specs() []spec.Spec {
 		shuffleOnUpdateOnly(),
 		shuffleOffEveryList("shuffle-absent-every-list", `{}`, "no shuffleAddressList"),
 		shuffleOffEveryList("shuffle-false-every-list", `{"shuffleAddressList": false}`, "shuffleAddressList false"),
+		shuffleTrueOneList(),
 		shuffleUniform(2),
 		shuffleUniform(3),
 		xdsPickFirstLocalities(),
