@@ -55,9 +55,10 @@ const (
 	orderSamples = 16
 	orderLists   = 20
 	// listPeriod is the time between lists: a pass over three refused
-	// endpoints takes a few milliseconds (up to ~25 ms on a loaded lab
-	// machine for grpc-js), and a list given before the pass is over cuts
-	// it short.
+	// endpoints takes a few milliseconds (the reference's and grpc-go's
+	// 4–10 ms at the median, grpc-js's up to ~35 ms on the loaded 2-CPU
+	// lab machine), and a list given before the pass is over cuts it
+	// short, leaving it unusable.
 	listPeriod = 40 * time.Millisecond
 	listTail   = 200 * time.Millisecond
 )
