@@ -28,10 +28,11 @@ import (
 // shuffleAlpha, stated with the sample size in the catalogue.
 //
 // Why fresh lists: a list the client has seen before can meet subchannels
-// it kept. grpc-js keeps a refused subchannel in its pool, retries it after
-// its backoff whether anyone wants it or not, and its pick_first skips a
-// subchannel found in backoff: a list given again within a few seconds
-// would be tried in part, or not at all.
+// it kept. grpc-js keeps a subchannel its pick_first let go in the
+// channel's pool, where one that was refused still reconnects once its
+// backoff ends (seen in the lab ~1 s after its list was replaced), and its
+// pick_first skips a subchannel it finds in backoff: a list given again
+// within a few seconds would be tried in part, or not at all.
 //
 // Every pass is read from the capture (passes.go): the sample is in the
 // trace, so a verdict is repeatable from it, and the simulator's run is the
