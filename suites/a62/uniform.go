@@ -172,8 +172,9 @@ func xdsShuffleUniform() spec.Spec {
 	b.Backend("p1", scenario.IPv4Only).Backend("p2", scenario.IPv4Only).
 		At(probe, give([]scenario.Addr{"p1/ipv4", "p2/ipv4"}))
 	spec.SendRPCs(b, probe+probeDelay, probeRPCs)
-	last := probeRPCs[len(probeRPCs)-1]
-	s := b.After(scenario.On("rpc-result").WithRPC(last), scenario.Finish()).
+	// The run ends at the last result, whichever RPC's it is: ending at
+	// r4's cancels an r3 still in flight.
+	s := b.After(scenario.On("rpc-result").Times(len(probeRPCs)), scenario.Finish()).
 		End(probe + probeDelay + 3*time.Second).
 		MustBuild()
 	return spec.Spec{
