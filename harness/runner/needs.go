@@ -91,10 +91,14 @@ func needs(s *scenario.Scenario) []string {
 	if s.Client.LBPolicy != "" || s.Client.ServiceConfig != "" {
 		set[driver.CanServiceConfig] = true
 	}
+	// shuffleAddressList needs nothing of a driver: any client that takes
+	// a service config can be given it, and A62 (Enable random shuffling
+	// of address list) says what one without shuffling does with it (it
+	// ignores it). The catalogue scopes the rules by the driver's shuffle
+	// capability instead (A62-SHUFFLE-RANDOM for those that declare it,
+	// A62-SHUFFLE-UNSUPPORTED-IGNORED for the others), so such a client is
+	// judged, never not-applicable.
 	cfg := strings.ReplaceAll(s.Client.LBConfig+s.Client.ServiceConfig, " ", "")
-	if strings.Contains(cfg, `"shuffleAddressList":true`) {
-		set[driver.CanShuffle] = true
-	}
 	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
 		set[driver.CanAttemptDelay] = true
 	}
@@ -118,7 +122,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle, driver.CanAttemptDelay, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

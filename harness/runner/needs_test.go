@@ -42,6 +42,22 @@ func TestNeeds_AttemptDelayExtension(t *testing.T) {
 	}
 }
 
+// TestNeeds_ShuffleKnobIsNoNeed verifies that a scenario giving pick_first
+// shuffleAddressList true runs on a driver that does not declare shuffle:
+// A62 says what a client without shuffling does with the knob, and the
+// catalogue judges it by that rule rather than leaving it not-applicable.
+func TestNeeds_ShuffleKnobIsNoNeed(t *testing.T) {
+	s := heDroppedIPv6()
+	s.Client.LBConfig = `{"shuffleAddressList": true}`
+	if got := needs(s); slices.Contains(got, driver.CanShuffle) {
+		t.Errorf("needs = %v, want no %s", got, driver.CanShuffle)
+	}
+	h := driver.Hello{Can: map[string]bool{driver.CanMixedFamilies: true, driver.CanServiceConfig: true, driver.CanWaitForReady: true, driver.CanShuffle: false}}
+	if got := missingCapabilities(s, h); got != "" {
+		t.Errorf("a driver without shuffle misses %q, want nothing", got)
+	}
+}
+
 // TestMissingCapabilities_ConfigStep verifies a scenario that changes the
 // LB config during the run is one no driver can express, with the reason.
 func TestMissingCapabilities_ConfigStep(t *testing.T) {

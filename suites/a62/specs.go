@@ -4,7 +4,8 @@
 //
 // Files by section: background.go (a lost connection goes IDLE),
 // sticky.go (Sticky Transient Failure; Use sticky-TF by default),
-// shuffle.go (Enable random shuffling of address list), xds.go (`pick_first`
+// shuffle.go and uniform.go (Enable random shuffling of address list: one
+// pass, and the statistics of many, read by passes.go), xds.go (`pick_first`
 // via xDS).
 package a62
 
@@ -54,8 +55,14 @@ func Specs() []spec.Spec {
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),
 		shuffleOnUpdateOnly(),
+		shuffleOffEveryList("shuffle-absent-every-list", `{}`, "no shuffleAddressList"),
+		shuffleOffEveryList("shuffle-false-every-list", `{"shuffleAddressList": false}`, "shuffleAddressList false"),
+		shuffleTrueOneList(),
+		shuffleUniform(2),
+		shuffleUniform(3),
 		xdsPickFirstLocalities(),
 		xdsPickFirstShuffle(),
+		xdsShuffleUniform(),
 	}
 }
 

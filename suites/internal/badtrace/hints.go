@@ -84,6 +84,19 @@ var hints = map[string][]string{
 	"a62/sticky-tf-new-list-all-fail A62-STICKY-TF #2": {"add-attempt[198.19.0.2:50051,resolver-update#2]"},
 	// An address is never tried.
 	"a62/shuffle-false-keeps-order A62-SHUFFLE-CONFIG": {"drop-attempt["},
+	// One list tried out of its order: its first two endpoints the other way.
+	"a62/shuffle-absent-every-list A62-SHUFFLE-OFF-KEEPS-ORDER": {"swap-attempts[1,2]"},
+	"a62/shuffle-false-every-list A62-SHUFFLE-OFF-KEEPS-ORDER":  {"swap-attempts[1,2]"},
+	// A client that takes the knob and never shuffles.
+	"a62/shuffle-uniform-2 A62-SHUFFLE-UNIFORM":          {"unshuffle["},
+	"a62/shuffle-uniform-3 A62-SHUFFLE-UNIFORM":          {"unshuffle["},
+	"a62/xds-pick-first-shuffle-uniform A62-XDS-SHUFFLE": {"unshuffle["},
+	// A client that does not take a config carrying the knob: it never connects.
+	"a62/shuffle-uniform-2 A62-SHUFFLE-UNSUPPORTED-IGNORED":     {"drop-all-attempts["},
+	"a62/shuffle-uniform-3 A62-SHUFFLE-UNSUPPORTED-IGNORED":     {"drop-all-attempts["},
+	"a62/shuffle-true-one-list A62-SHUFFLE-UNSUPPORTED-IGNORED": {"drop-all-attempts["},
+	// An address is never tried.
+	"a62/shuffle-true-one-list A62-SHUFFLE-CONFIG": {"drop-attempt["},
 	// The policies above the cluster's priority in the other order.
 	"a75/aggregate-eds-then-dns A75-AGG-PER-CLUSTER-POLICIES-ABOVE": {"swap-policies[1,conform_outlier_detection,conform_xds_override_host]"},
 	// RPCs leave eds1's pick_first for its second endpoint.

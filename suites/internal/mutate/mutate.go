@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -57,7 +58,9 @@ func (m Mutation) Apply(tr *trace.Trace) (*trace.Trace, error) {
 // Families are the mutation families, most specific first: connection
 // attempts, channel states, re-resolution, xDS answers, RPC results, what
 // a client's xDS resolver gave its channel, then the edits of one event of
-// the policy, the capture or a backend.
+// the policy, the capture or a backend; last, the blunt ones that change
+// every pass over every list at once (passes.go), which statistical checks
+// over many lists need and others should reach only through a hint.
 func Families() []Family {
 	return []Family{
 		shiftAttempt, dropAttempt, swapAttempts, retargetAttempt, repeatAttempt, addAttempt,
@@ -69,6 +72,7 @@ func Families() []Family {
 		splitEndpoint, reverseEndpoint, staleUpdate, reversePriorities, renamePolicy, swapPolicies, widenSubchannel,
 		timerStopToFire, timerFireToStop, timerDuration,
 		shiftEvent, dropEvent, copyEvent,
+		unshuffle, dropAllAttempts,
 	}
 }
 
@@ -95,10 +99,18 @@ func Candidates(tr *trace.Trace) []Mutation {
 	return out
 }
 
-// ByID returns the candidate of tr named id.
+// ByID returns the candidate of tr named id. Only the family id names
+// (every ID begins with its family's name and "[") makes candidates: a
+// long trace offers tens of thousands.
 func ByID(tr *trace.Trace, id string) (Mutation, bool) {
-	for _, m := range Candidates(tr) {
+	name, _, _ := strings.Cut(id, "[")
+	f, ok := FamilyNamed(name)
+	if !ok {
+		return Mutation{}, false
+	}
+	for _, m := range f.candidates(tr) {
 		if m.ID == id {
+			m.Family = f.Name
 			return m, true
 		}
 	}
