@@ -265,14 +265,21 @@ func (sw *simRun) setFault(a scenario.Addr, f scenario.FaultType) error {
 		sw.faults[addr] = f
 	}
 	backend, _, _ := a.Split()
-	if !sw.down[backend] {
+	if !sw.down[backend] || firewalled(f) {
 		sw.w.SetFault(addr, simFaults[f])
 	}
 	return nil
 }
 
+// firewalled reports whether f acts before a backend's listener, as the
+// lab's firewall does: a dropped or reset SYN is dropped or reset whether
+// the backend is up or down.
+func firewalled(f scenario.FaultType) bool { return f == scenario.Drop || f == scenario.Reset }
+
 // setDown models a backend taken down as FaultDown on each of its
-// addresses, restoring their own faults when it comes back.
+// addresses (its live connections die), then the address's own fault where
+// the lab's firewall would still apply it; it restores their own faults
+// when the backend comes back.
 func (sw *simRun) setDown(backend string, down bool) error {
 	i := sw.s.BackendIndex(backend)
 	if i < 0 {
@@ -281,11 +288,16 @@ func (sw *simRun) setDown(backend string, down bool) error {
 	sw.down[backend] = down
 	for _, fam := range sw.s.Backends[i].Stack.Families() {
 		addr := AddrOf(backend, i, fam)
-		f := sim.FaultDown
+		own := sw.faults[addr]
 		if !down {
-			f = simFaults[sw.faults[addr]]
+			sw.w.SetFault(addr, simFaults[own])
+			continue
 		}
-		sw.w.SetFault(addr, f)
+		if firewalled(own) {
+			sw.w.SetFaultClosing(addr, simFaults[own])
+		} else {
+			sw.w.SetFault(addr, sim.FaultDown)
+		}
 	}
 	return nil
 }

@@ -22,7 +22,14 @@ func (w *Channel) AddBackend(name string, addrs ...string) {
 
 // SetFault applies f to addr (recorded as fault-set); FaultNone clears it
 // (fault-clear). FaultDown also kills live connections to addr.
-func (w *Channel) SetFault(addr string, f Fault) {
+func (w *Channel) SetFault(addr string, f Fault) { w.setFault(addr, f, f == FaultDown) }
+
+// SetFaultClosing applies f to addr as SetFault does and closes the live
+// connections to addr: a backend taken down behind a firewall rule that
+// drops or resets its SYNs (the lab's firewall acts before the listener).
+func (w *Channel) SetFaultClosing(addr string, f Fault) { w.setFault(addr, f, true) }
+
+func (w *Channel) setFault(addr string, f Fault, closing bool) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -36,7 +43,7 @@ func (w *Channel) SetFault(addr string, f Fault) {
 		w.faults[addr] = f
 	}
 	w.recordLocked(e)
-	if f == FaultDown {
+	if closing {
 		w.downLocked(addr)
 	}
 	w.mu.Unlock()

@@ -136,6 +136,59 @@ func edsFailover() spec.Spec {
 	}
 }
 
+// When edsRepeatedConnecting's p0 loses its connection, and when EDS
+// changes p0 while it is CONNECTING.
+const (
+	repeatLostAt   = time.Second
+	repeatUpdateAt = repeatLostAt + 5*time.Second
+)
+
+// edsRepeatedConnecting: eds1 has p0 = [b1], p1 = [b2]. p0 is READY until 1
+// s, when b1 goes down with its SYNs dropped: the connection is lost, p0
+// reconnects and stays CONNECTING (IDLE or READY more recently than
+// TRANSIENT_FAILURE: its failover timer starts). At 6 s EDS adds b3
+// (SYNs dropped too) to p0, an update that may make p0 report CONNECTING
+// again. The latest revision ignores a repeated CONNECTING: p1 is tried 10
+// s after the loss, not 10 s after the update. (A client that does not
+// report the repeat at all passes too: the rule forbids only the restart.)
+func edsRepeatedConnecting() spec.Spec {
+	b := scenario.New("eds-priority-repeated-connecting").
+		Describe("eds1 (round_robin): p0 = [b1], p1 = [b2]; b1 down, its SYNs dropped, at 1 s; EDS adds b3 (SYNs dropped) to p0 at 6 s; r1 (wait for ready) at 1.5 s").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.Fault("b3/ipv4", scenario.Drop)).
+		At(0, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4"), addrs("b2/ipv4"))))).
+		At(repeatLostAt, scenario.Fault("b1/ipv4", scenario.Drop)).
+		At(repeatLostAt, scenario.Stop("b1")).
+		At(repeatLostAt+500*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(failoverTimeout+5*time.Second))).
+		At(repeatUpdateAt, scenario.ServeXDS(edsResources(edsPriorities(addrs("b1/ipv4", "b3/ipv4"), addrs("b2/ipv4"))))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(repeatUpdateAt + failoverTimeout + 3*time.Second).
+		MustBuild()
+	return spec.Spec{
+		Doc: requirement.A56, Section: sectionTracking,
+		Labels:   []string{spec.LabelSlow},
+		Scenario: b,
+		Checks: []spec.Check{
+			{Requirement: "A56-FAILOVER-TIMER-NEW-CONNECTING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// p0 goes CONNECTING when it reconnects to b1 after the loss:
+				// its first attempt then, which must hang (no refusal).
+				again := between(freshSYNs(tr, "b1/ipv4"), repeatLostAt-spec.Within(tr, labSlack), time.Hour)
+				verdict.Require(len(again) > 0, "p0 never reconnected to b1 after losing its connection: it never went CONNECTING")
+				lost := again[0].T
+				verdict.Require(refusedAfter(tr, "b1/ipv4", lost) < 0, "an attempt to b1 after the loss was refused: p0 failed rather than stayed CONNECTING")
+				verdict.Require(len(between(freshSYNs(tr, "b3/ipv4"), 0, lost+failoverTimeout)) > 0,
+					"p0 never received the update (no attempt to b3 before its failover timer would fire): nothing could repeat CONNECTING")
+				p1 := firstSYN(g, tr, "b2/ipv4").T
+				g.Expect(p1-lost).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)),
+					"p0's failover timer started when it went CONNECTING again (%v); the update at %v, a repeated CONNECTING, should not restart it: p1 (b2) should be tried 10 s after, not at %v", lost, repeatUpdateAt, p1)
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"))
+			}},
+		},
+		Agreement: spec.XDSAgreement(b, labSlack),
+	}
+}
+
 // backendDownAt is when the scenario took backend name down: the lab
 // records the backend going down, the simulator each of its addresses.
 func backendDownAt(g gomega.Gomega, tr *trace.Trace, name string) time.Duration {

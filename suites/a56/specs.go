@@ -100,6 +100,7 @@ func Specs() []spec.Spec {
 		tfFailoverAtOnce(),
 		// Through xDS: EDS priorities (eds.go)
 		edsFailover(),
+		edsRepeatedConnecting(),
 		edsReturnAndRemove(),
 		edsReturnAndRemoveCached(),
 		edsIgnoreReresolution(),
