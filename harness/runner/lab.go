@@ -68,7 +68,7 @@ func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	}
 	lr := &labRun{s: s, client: c, name: impl.String()}
 	lr.log = newEventLog(func() time.Duration { return lr.lab.Now() })
-	cfg := netlab.Config{Capture: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
+	cfg := netlab.Config{Capture: true, WatchStalls: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
 	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -283,6 +283,9 @@ func fromLab(e netlab.Event) trace.Event {
 	}
 	if e.Kind == netlab.EventFaultSet {
 		te.Fault = e.Fault.String()
+	}
+	if e.Kind == netlab.EventStall {
+		te.Duration = e.Late
 	}
 	return te
 }
