@@ -38,7 +38,8 @@ type labClient interface {
 	// returns.
 	close() error
 	// describe completes the trace's header with what the client says of
-	// itself (its version and capabilities).
+	// itself (its version and capabilities; a client in this process says
+	// so: the lab's stall watch shares its process).
 	describe(h *trace.Header)
 }
 
@@ -113,6 +114,12 @@ func (lr *labRun) trace(seed uint64) *trace.Trace {
 	lr.lab.Close()
 	h := trace.NewHeader(lr.s, lr.name, trace.ModeLab, seed)
 	lr.client.describe(&h)
+	if h.Env == nil {
+		h.Env = map[string]string{}
+	}
+	if h.Env[trace.EnvStallWatch] == "" { // a client in a process of its own
+		h.Env[trace.EnvStallWatch] = trace.StallWatchHarness
+	}
 	return &trace.Trace{Header: h, Events: lr.log.Sorted()}
 }
 

@@ -49,6 +49,9 @@ func TestLab_HappyEyeballsScenario(t *testing.T) {
 	if res, ok := firstOf(tr.Events, trace.KindRPCResult, ""); !ok || res.Backend != "b1" || res.Code != "OK" {
 		t.Errorf("rpc-result %+v, want OK from b1", res)
 	}
+	if w := tr.Header.Env[trace.EnvStallWatch]; w != trace.StallWatchClient {
+		t.Errorf("header env %s = %q, want %q: the stall watch shares the reference's process", trace.EnvStallWatch, w, trace.StallWatchClient)
+	}
 	b, err := trace.Canonical(tr)
 	if err != nil {
 		t.Fatal(err)
