@@ -51,30 +51,6 @@ func Describe(doc requirement.Doc, specs []Spec) bool {
 	})
 }
 
-// unsteadyRuns is how many times a spec's lab run is made while the only
-// verdicts short of a pass are inconclusive because the machine stalled
-// near a timer a check judges (RequireSteadyMachine): the lab could not
-// judge the reference then, which says nothing of it. A run with any other
-// verdict, a fail above all, stands: this is no retry until a pass. After
-// the last such run the spec is skipped, with the reasons.
-const unsteadyRuns = 3
-
-// onlyUnsteady reports whether rs has a verdict short of a pass and every
-// one is Unsteady.
-func onlyUnsteady(rs []verdict.Result) bool {
-	n := 0
-	for _, r := range rs {
-		switch {
-		case r.Verdict == verdict.Pass:
-		case Unsteady(r):
-			n++
-		default:
-			return false
-		}
-	}
-	return n > 0
-}
-
 func describeSpec(s Spec) {
 	traces := map[trace.Mode]*trace.Trace{}
 	labels := append(s.Requirements(), s.Labels...)
@@ -86,18 +62,16 @@ func describeSpec(s Spec) {
 			ginkgo.It(fmt.Sprintf("[%s] %s", m, describeChecks(s)), ginkgo.Label(modeLabel(m)), func(ctx ginkgo.SpecContext) {
 				skipLabWithoutRoot(m)
 				gomega.Expect(s.Validate()).To(gomega.Succeed())
-				o := Run(ctx, s, m, runner.Reference)
-				for run := 2; run <= unsteadyRuns && onlyUnsteady(o.Results); run++ {
-					fmt.Fprintf(ginkgo.GinkgoWriter, "the machine stalled near a timer judged: run %d of at most %d\n%s", run, unsteadyRuns, verdict.Failed(o.Results))
-					o = Run(ctx, s, m, runner.Reference)
-				}
+				o := RunSteady(ctx, s, m, runner.Reference, func(unsteady Outcome, run int) {
+					fmt.Fprintf(ginkgo.GinkgoWriter, "the machine stalled near a timer judged: run %d of at most %d\n%s", run, UnsteadyRuns, verdict.Failed(unsteady.Results))
+				})
 				traces[m] = o.Trace
 				printTrace(o.Trace)
 				dir, err := TracesDir()
 				gomega.Expect(err).NotTo(gomega.HaveOccurred())
 				o.CheckGoldenOutcome(dir)
-				if onlyUnsteady(o.Results) {
-					ginkgo.Skip(fmt.Sprintf("in %d runs the machine stalled near a timer judged; the lab could not judge it:\n%s", unsteadyRuns, verdict.Failed(o.Results)))
+				if OnlyUnsteady(o.Results) {
+					ginkgo.Skip(fmt.Sprintf("in %d runs the machine stalled near a timer judged; the lab could not judge it:\n%s", UnsteadyRuns, verdict.Failed(o.Results)))
 				}
 				if msg := verdict.Failed(o.Results); msg != "" {
 					ginkgo.Fail(msg)

@@ -1,10 +1,12 @@
 package spec
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 )
@@ -169,4 +171,42 @@ func where(s trace.Event, from, to time.Duration) string {
 	default:
 		return fmt.Sprintf("%s after", trace.FormatT(s.T - to)[1:])
 	}
+}
+
+// UnsteadyRuns is how many times the suites and `conform record` make a
+// spec's lab run while the only verdicts short of a pass are Unsteady: the
+// lab could not judge the reference then, which says nothing of it. A run
+// with any other verdict, a fail above all, stands: this is no retry until
+// a pass. What is still unsteady after the last run is reported so (a
+// skipped spec, a trace not recorded), with the reasons.
+const UnsteadyRuns = 3
+
+// OnlyUnsteady reports whether rs has a verdict short of a pass and every
+// one is Unsteady.
+func OnlyUnsteady(rs []verdict.Result) bool {
+	n := 0
+	for _, r := range rs {
+		switch {
+		case r.Verdict == verdict.Pass:
+		case Unsteady(r):
+			n++
+		default:
+			return false
+		}
+	}
+	return n > 0
+}
+
+// RunSteady is Run, made again, up to UnsteadyRuns runs in all, while its
+// outcome is OnlyUnsteady; again is told of each run made again (the
+// outcome before it, and the run's number). It returns the last outcome.
+func RunSteady(ctx context.Context, s Spec, m trace.Mode, impl runner.Impl, again func(unsteady Outcome, run int)) Outcome {
+	o := Run(ctx, s, m, impl)
+	for run := 2; run <= UnsteadyRuns && OnlyUnsteady(o.Results) && ctx.Err() == nil; run++ {
+		if again != nil {
+			again(o, run)
+		}
+		o = Run(ctx, s, m, impl)
+	}
+	return o
 }

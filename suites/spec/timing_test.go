@@ -64,8 +64,8 @@ func TestRequireSteadyMachine_StallNearTheJudgedIntervalIsInconclusive(t *testin
 	}
 }
 
-// TestOnlyUnsteady_OtherVerdictsStand verifies when the Ginkgo suites make
-// a lab run again: only when every verdict short of a pass is Unsteady.
+// TestOnlyUnsteady_OtherVerdictsStand verifies when a lab run is made
+// again (RunSteady): only when every verdict short of a pass is Unsteady.
 func TestOnlyUnsteady_OtherVerdictsStand(t *testing.T) {
 	pass := verdict.Result{Verdict: verdict.Pass}
 	unsteady := steady(timerTrace(Lab, [2]time.Duration{1100 * ms, 20 * ms}), time.Second, 1250*ms)
@@ -80,8 +80,8 @@ func TestOnlyUnsteady_OtherVerdictsStand(t *testing.T) {
 		{[]verdict.Result{unsteady, other}, false},
 		{[]verdict.Result{unsteady, fail}, false},
 	} {
-		if got := onlyUnsteady(c.rs); got != c.want {
-			t.Errorf("onlyUnsteady(%v) = %v, want %v", c.rs, got, c.want)
+		if got := OnlyUnsteady(c.rs); got != c.want {
+			t.Errorf("OnlyUnsteady(%v) = %v, want %v", c.rs, got, c.want)
 		}
 	}
 }
