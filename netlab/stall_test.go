@@ -44,6 +44,12 @@ func TestStallWatch_ReportsEveryWakeAndEnds(t *testing.T) {
 	if len(wakes) != n {
 		t.Errorf("the watch reported after Close")
 	}
+	// Close returns when the goroutine has closed done; it exits right
+	// after, but not synchronously.
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
 	if got := runtime.NumGoroutine(); got > goroutines {
 		t.Errorf("%d goroutines after Close, %d before", got, goroutines)
 	}
