@@ -52,6 +52,10 @@ type Config struct {
 	Clients int
 	// Capture records SYNs and their fate in client 0's namespace.
 	Capture bool
+	// WatchStalls records, while the lab is open, the intervals in which
+	// the machine was too busy to run a ready thread at once (EventStall;
+	// see StallThreshold).
+	WatchStalls bool
 	// OnEvent, if set, is called for every event as it is recorded (capture
 	// events arrive a little after the fact; Events() is in time order).
 	OnEvent func(Event)

@@ -24,6 +24,7 @@ const (
 	EventFaultClear  EventKind = "fault-clear"  // the fault on Addr removed
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
+	EventStall       EventKind = "stall"        // the machine ran no ready thread from T for Late (Config.WatchStalls)
 )
 
 // Event is one observation, T after the lab started, on the lab's monotonic
@@ -37,6 +38,7 @@ type Event struct {
 	Method     string
 	Fault      Fault
 	Retransmit bool
+	Late       time.Duration // a stall's length
 }
 
 func (e Event) String() string {
@@ -58,6 +60,9 @@ func (e Event) String() string {
 	}
 	if e.Retransmit {
 		s += " (retransmit)"
+	}
+	if e.Kind == EventStall {
+		s += " " + e.Late.String()
 	}
 	return s
 }

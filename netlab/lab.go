@@ -23,6 +23,7 @@ type Lab struct {
 	byAddr   map[netip.AddrPort]*Backend
 
 	capture *capture.Capture // nil unless Config.Capture
+	stalls  *stallWatch      // nil unless Config.WatchStalls
 
 	closeOnce sync.Once
 	closeErr  error
@@ -59,6 +60,9 @@ func Start(ctx context.Context, cfg Config) (_ *Lab, err error) {
 		if err := l.startCapture(); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.WatchStalls {
+		l.stalls = watchStalls(l.rec.now, StallStep, recordStalls(l.rec))
 	}
 	return l, nil
 }
@@ -174,6 +178,9 @@ func closeHandles(hosts []*host) {
 // namespaces (and with them every veth and rule). It is idempotent.
 func (l *Lab) Close() error {
 	l.closeOnce.Do(func() {
+		if l.stalls != nil {
+			l.stalls.Close()
+		}
 		l.procs.killAll()
 		if l.capture != nil {
 			l.closeErr = l.capture.Close()

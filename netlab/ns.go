@@ -15,29 +15,31 @@ import (
 // thread stuck in a lab namespace. A panic in f is returned as an error.
 func inNS(ns netns.NsHandle, f func() error) error {
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("netlab: reading the thread's namespace: %w", err)
-			return
-		}
-		defer orig.Close()
-		if err := netns.Set(ns); err != nil {
-			runtime.UnlockOSThread()
-			errc <- fmt.Errorf("netlab: entering namespace: %w", err)
-			return
-		}
-		ferr := callRecovering(f)
-		if err := netns.Set(orig); err != nil {
-			errc <- fmt.Errorf("netlab: leaving namespace (thread discarded): %w", err)
-			return // still locked: the thread dies with this goroutine
-		}
-		runtime.UnlockOSThread()
-		errc <- ferr
-	}()
+	go func() { errc <- inNSLocked(ns, f) }()
 	return <-errc
+}
+
+// inNSLocked is inNS on the calling goroutine, which it leaves locked when
+// switching back failed. Its handle to the thread's own namespace is closed
+// when it returns, before the caller of inNS goes on.
+func inNSLocked(ns netns.NsHandle, f func() error) error {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("netlab: reading the thread's namespace: %w", err)
+	}
+	defer orig.Close()
+	if err := netns.Set(ns); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("netlab: entering namespace: %w", err)
+	}
+	ferr := callRecovering(f)
+	if err := netns.Set(orig); err != nil {
+		return fmt.Errorf("netlab: leaving namespace (thread discarded): %w", err) // still locked: the thread dies with the goroutine
+	}
+	runtime.UnlockOSThread()
+	return ferr
 }
 
 func callRecovering(f func() error) (err error) {
@@ -71,30 +73,35 @@ func inNewNS(f func(ns netns.NsHandle) error) (netns.NsHandle, error) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread()
-		orig, err := netns.Get()
-		if err != nil {
-			runtime.UnlockOSThread()
-			res <- result{netns.None(), fmt.Errorf("netlab: reading the thread's namespace: %w", err)}
-			return
-		}
-		defer orig.Close()
-		ns, err := netns.New() // moves this thread into the new namespace
-		if err != nil {
-			if netns.Set(orig) == nil {
-				runtime.UnlockOSThread()
-			}
-			res <- result{netns.None(), fmt.Errorf("netlab: creating a network namespace: %w", err)}
-			return
-		}
-		ferr := callRecovering(func() error { return f(ns) })
-		if err := netns.Set(orig); err != nil {
-			res <- result{ns, errors.Join(ferr, fmt.Errorf("netlab: leaving new namespace (thread discarded): %w", err))}
-			return // still locked: the thread dies with this goroutine
-		}
-		runtime.UnlockOSThread()
-		res <- result{ns, ferr}
+		ns, err := inNewNSLocked(f)
+		res <- result{ns, err}
 	}()
 	r := <-res
 	return r.ns, r.err
+}
+
+// inNewNSLocked is inNewNS on the calling goroutine, which it leaves locked
+// when switching back failed. Its handle to the thread's own namespace is
+// closed when it returns, before the caller of inNewNS goes on.
+func inNewNSLocked(f func(ns netns.NsHandle) error) (netns.NsHandle, error) {
+	runtime.LockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		runtime.UnlockOSThread()
+		return netns.None(), fmt.Errorf("netlab: reading the thread's namespace: %w", err)
+	}
+	defer orig.Close()
+	ns, err := netns.New() // moves this thread into the new namespace
+	if err != nil {
+		if netns.Set(orig) == nil {
+			runtime.UnlockOSThread()
+		}
+		return netns.None(), fmt.Errorf("netlab: creating a network namespace: %w", err)
+	}
+	ferr := callRecovering(func() error { return f(ns) })
+	if err := netns.Set(orig); err != nil {
+		return ns, errors.Join(ferr, fmt.Errorf("netlab: leaving new namespace (thread discarded): %w", err)) // still locked: the thread dies with the goroutine
+	}
+	runtime.UnlockOSThread()
+	return ns, ferr
 }

@@ -36,15 +36,39 @@ func (l *eventLog) Start() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.base = base
-	for i := range l.evs {
-		l.evs[i].T = max(0, l.evs[i].T-base)
+	evs := l.evs[:0]
+	for _, e := range l.evs {
+		if e, ok := rebase(e, base); ok {
+			evs = append(evs, e)
+		}
 	}
+	l.evs = evs
+}
+
+// rebase puts e, stamped on the clock's timebase, on the scenario's, which
+// starts at base: an event before base is stamped zero, except a stall,
+// which is kept only for its part after base (one that ended before the
+// scenario started says nothing of it).
+func rebase(e trace.Event, base time.Duration) (trace.Event, bool) {
+	if e.Kind == trace.KindStall && e.T < base {
+		end := e.T + e.Duration
+		if end <= base {
+			return e, false
+		}
+		e.T, e.Duration = base, end-base
+	}
+	e.T = max(0, e.T-base)
+	return e, true
 }
 
 // Add records e, stamped on the clock's timebase, on the scenario's.
 func (l *eventLog) Add(e trace.Event) {
 	l.mu.Lock()
-	e.T = max(0, e.T-l.base)
+	e, ok := rebase(e, l.base)
+	if !ok {
+		l.mu.Unlock()
+		return
+	}
 	l.evs = append(l.evs, e)
 	close(l.changed)
 	l.changed = make(chan struct{})

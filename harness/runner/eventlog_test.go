@@ -56,3 +56,28 @@ func TestEventLog_StartRestampsAndAdvanceWakesOnAdd(t *testing.T) {
 		t.Errorf("Advance returned after %v, not on the Add", d)
 	}
 }
+
+// TestEventLog_StallsKeepOnlyTheirPartInTheScenario verifies that a stall
+// the lab's watch saw before the scenario started is dropped, one that
+// straddles its start is cut to the part after it, and one after it is
+// kept as it is, on the scenario's timebase.
+func TestEventLog_StallsKeepOnlyTheirPartInTheScenario(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(int64(5 * time.Second))
+	l := newEventLog(func() time.Duration { return time.Duration(clock.Load()) })
+	stall := func(at, d time.Duration) trace.Event {
+		return trace.Event{T: at, Source: trace.SourceHarness, Kind: trace.KindStall, Duration: d}
+	}
+	l.Add(stall(4*time.Second, 10*time.Millisecond))                     // over before the start
+	l.Add(stall(5*time.Second-10*time.Millisecond, 30*time.Millisecond)) // straddles it
+	l.Start()
+	l.Add(stall(5*time.Second-time.Millisecond, 4*time.Millisecond)) // reported after the start, began before
+	l.Add(stall(6*time.Second, 5*time.Millisecond))
+	var got []string
+	for _, e := range l.Sorted() {
+		got = append(got, e.Duration.String()+"@"+e.T.String())
+	}
+	if want := []string{"20ms@0s", "3ms@0s", "5ms@1s"}; !slices.Equal(got, want) {
+		t.Errorf("stalls %v, want %v", got, want)
+	}
+}

@@ -171,7 +171,12 @@ func (c *inProcess) substitute(kind string) string {
 	return kind
 }
 
-func (c *inProcess) describe(*trace.Header) {}
+func (c *inProcess) describe(h *trace.Header) {
+	if h.Env == nil {
+		h.Env = map[string]string{}
+	}
+	h.Env[trace.EnvStallWatch] = trace.StallWatchClient
+}
 
 // setConfig gives the channel a new service config, as a resolver does:
 // the new policy config (wrapped in the recorder for the reference, as

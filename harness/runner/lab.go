@@ -38,7 +38,8 @@ type labClient interface {
 	// returns.
 	close() error
 	// describe completes the trace's header with what the client says of
-	// itself (its version and capabilities).
+	// itself (its version and capabilities; a client in this process says
+	// so: the lab's stall watch shares its process).
 	describe(h *trace.Header)
 }
 
@@ -68,7 +69,7 @@ func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 	}
 	lr := &labRun{s: s, client: c, name: impl.String()}
 	lr.log = newEventLog(func() time.Duration { return lr.lab.Now() })
-	cfg := netlab.Config{Capture: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
+	cfg := netlab.Config{Capture: true, WatchStalls: true, Backends: labBackends(s), OnEvent: func(e netlab.Event) { lr.log.Add(fromLab(e)) }}
 	if lr.lab, err = netlab.Start(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -113,6 +114,12 @@ func (lr *labRun) trace(seed uint64) *trace.Trace {
 	lr.lab.Close()
 	h := trace.NewHeader(lr.s, lr.name, trace.ModeLab, seed)
 	lr.client.describe(&h)
+	if h.Env == nil {
+		h.Env = map[string]string{}
+	}
+	if h.Env[trace.EnvStallWatch] == "" { // a client in a process of its own
+		h.Env[trace.EnvStallWatch] = trace.StallWatchHarness
+	}
 	return &trace.Trace{Header: h, Events: lr.log.Sorted()}
 }
 
@@ -284,6 +291,9 @@ func fromLab(e netlab.Event) trace.Event {
 	}
 	if e.Kind == netlab.EventFaultSet {
 		te.Fault = e.Fault.String()
+	}
+	if e.Kind == netlab.EventStall {
+		te.Duration = e.Late
 	}
 	return te
 }

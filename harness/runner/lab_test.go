@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/conformlab/conform/netlab"
 )
 
-func requireLab(t *testing.T) {
+func requireLab(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("runner: the lab needs root (CAP_NET_ADMIN) to create network namespaces")
@@ -48,6 +49,9 @@ func TestLab_HappyEyeballsScenario(t *testing.T) {
 	if res, ok := firstOf(tr.Events, trace.KindRPCResult, ""); !ok || res.Backend != "b1" || res.Code != "OK" {
 		t.Errorf("rpc-result %+v, want OK from b1", res)
 	}
+	if w := tr.Header.Env[trace.EnvStallWatch]; w != trace.StallWatchClient {
+		t.Errorf("header env %s = %q, want %q: the stall watch shares the reference's process", trace.EnvStallWatch, w, trace.StallWatchClient)
+	}
 	b, err := trace.Canonical(tr)
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +66,21 @@ func TestLab_HappyEyeballsScenario(t *testing.T) {
 func TestFromLab_KindsAreTraceKinds(t *testing.T) {
 	kinds := trace.Kinds()
 	for _, k := range []netlab.EventKind{netlab.EventSYN, netlab.EventSYNACK, netlab.EventRST, netlab.EventAccept,
-		netlab.EventPreface, netlab.EventRPC, netlab.EventFaultSet, netlab.EventFaultClear, netlab.EventBackendDown, netlab.EventBackendUp} {
+		netlab.EventPreface, netlab.EventRPC, netlab.EventFaultSet, netlab.EventFaultClear, netlab.EventBackendDown, netlab.EventBackendUp,
+		netlab.EventStall} {
 		if !slices.Contains(kinds, trace.Kind(k)) {
 			t.Errorf("lab event kind %q is not a trace kind", k)
 		}
+	}
+}
+
+// TestFromLab_StallCarriesItsLength verifies that the lab's stall becomes
+// a trace stall with its length as Duration.
+func TestFromLab_StallCarriesItsLength(t *testing.T) {
+	e := fromLab(netlab.Event{T: time.Second, Kind: netlab.EventStall, Late: 37 * time.Millisecond})
+	want := trace.Event{T: time.Second, Source: trace.SourceHarness, Kind: trace.KindStall, Duration: 37 * time.Millisecond}
+	if !reflect.DeepEqual(e, want) {
+		t.Errorf("fromLab(stall) = %v, want %v", e, want)
 	}
 }
 

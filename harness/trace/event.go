@@ -55,6 +55,10 @@ const (
 	KindExitIdle       Kind = "exit-idle"       // the channel asked the policy to leave IDLE
 	KindConfigUpdate   Kind = "config-update"   // the client's LB config replaced (Detail: the policy's JSON config)
 	KindNote           Kind = "note"            // free text (Detail): an observation
+	// KindStall: the lab's stall watch (netlab) woke Duration late at T:
+	// from T the machine ran no ready thread for Duration, and a timer
+	// that expired then was observed late. Lab traces only; no lane.
+	KindStall Kind = "stall"
 )
 
 // Policy kinds: what a load-balancing policy did, as the simulator or the

@@ -39,6 +39,21 @@ const (
 	EnvDriverCannot = "driver.cannot"
 )
 
+// EnvStallWatch is the Header.Env key under which a lab trace says whose
+// process the lab's stall watch (stall events) ran in: StallWatchClient
+// when it shared the client's (a client in conform's own process: the
+// reference, grpc-go linked in), so that the client's own stalls are the
+// watch's; StallWatchHarness when the client ran in a process of its own
+// (a driver), whose own stalls the watch cannot see. A lab trace without
+// it (recorded before the watch, or not by the lab) had no watch.
+const EnvStallWatch = "lab.stall_watch"
+
+// The values of EnvStallWatch.
+const (
+	StallWatchClient  = "client-process"
+	StallWatchHarness = "harness-process"
+)
+
 // NewHeader is a header of the current schema for one run of s.
 func NewHeader(s *scenario.Scenario, impl string, mode Mode, seed uint64) Header {
 	return Header{Schema: SchemaVersion, Impl: impl, Mode: mode, Seed: seed, Harness: HarnessVersion(), Scenario: s}

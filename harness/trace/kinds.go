@@ -12,7 +12,7 @@ var allKinds = []Kind{
 	KindSYN, KindSYNACK, KindRST,
 	KindAccept, KindPreface, KindRPCServed, KindConnClose,
 	KindResolverUpdate, KindFaultSet, KindFaultClear, KindBackendDown, KindBackendUp,
-	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindConfigUpdate, KindNote,
+	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindConfigUpdate, KindNote, KindStall,
 	KindSubchannelNew, KindSubchannelConnect, KindSubchannelAddrs, KindSubchannelState,
 	KindSubchannelHealth, KindSubchannelShutdown, KindBalancerState, KindPick,
 	KindResolveNow, KindTimerStart, KindTimerFire, KindTimerStop,

@@ -19,7 +19,7 @@ import (
 //	"resolver"          resolver-update, resolver-error, config-update
 //	"xds:<type>"        xds-request, per resource type: LDS, RDS, CDS, EDS
 //	                    (another type: its type URL)
-//	""                  anything else (note, log): no lane
+//	""                  anything else (note, log, stall): no lane
 func Lane(e Event) string {
 	switch {
 	case e.RPC != "":

@@ -279,6 +279,7 @@ func TestLane_Rules(t *testing.T) {
 		{Event{Kind: KindResolverUpdate}, "resolver"},
 		{Event{Kind: KindConfigUpdate, Source: SourceHarness, Detail: `{"priorities":[]}`}, "resolver"},
 		{Event{Kind: KindNote, Detail: "x"}, ""},
+		{Event{Kind: KindStall, Source: SourceHarness, Duration: 20 * time.Millisecond}, ""},
 		{Event{Kind: KindXDSRequest, Source: SourceControlPlane, TypeURL: "type.googleapis.com/envoy.config.cluster.v3.Cluster", XDS: XDSNACK}, "xds:CDS"},
 		{Event{Kind: KindXDSRequest, TypeURL: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment"}, "xds:EDS"},
 		{Event{Kind: KindXDSRequest, TypeURL: "type.googleapis.com/x.Other"}, "xds:type.googleapis.com/x.Other"},

@@ -66,8 +66,13 @@ const (
 	timerDeactivation = "deactivation"
 )
 
-// labSlack is how far a lab timing may stray from the document's figure or
-// from another event's time: wall time, a real kernel and a real channel.
+// labSlack is how far a lab time may stray where a check does not judge a
+// timer's value (the failover timer's is judged with spec.TimerWithin, the
+// lab's measured jitter, where spec.RequireSteadyMachine holds): a reaction
+// "at once" to another event, times counted from the scenario's own
+// schedule (which the harness keeps on wall time) and an RPC's result
+// after a timer (its connection and call), and the simulator against the
+// lab.
 const labSlack = 50 * time.Millisecond
 
 // Specs are the A56 specs, in document order.

@@ -37,13 +37,15 @@ func heThreeDropped() spec.Spec {
 				spec.RequireScenarioOrder(tr)
 				want := addrs(tr, "b1/ipv4", "b2/ipv4", "b3/ipv4")
 				g.Expect(tr).To(match.HaveAttemptOrder(want...))
-				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.Within(tr, labSlack)))
-				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.Within(tr, labSlack)))
 				// Overlapping, not serial: no attempt had failed when the
 				// next one started, so all three were in flight at once.
 				for _, a := range want {
 					g.Expect(spec.ConnectionFailures(tr, a)).To(gomega.BeEmpty(), "no attempt fails within 1.2 s (%s); the next ones were started by the timer", a)
 				}
+				spec.RequireSteadyBetweenAttempts(tr, want[0], want[1], "first 250 ms Connection Attempt Delay")
+				spec.RequireSteadyBetweenAttempts(tr, want[1], want[2], "second 250 ms Connection Attempt Delay")
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[0], want[1], 250*time.Millisecond, spec.TimerWithin(tr)))
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(want[1], want[2], 250*time.Millisecond, spec.TimerWithin(tr)))
 			}},
 			{Requirement: "A61-HE-TIMER-UNLESS-LAST", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.RequireScenarioOrder(tr)
@@ -80,9 +82,10 @@ func heDelayClamp(name, configured string, want time.Duration) spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-DELAY-CLAMP", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
 				spec.RequirePromptFirstAttempt(tr)
-				g.Expect(tr).To(match.HaveGapBetweenAttempts(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4"),
-					want, spec.Within(tr, labSlack)))
+				spec.RequireSteadyBetweenAttempts(tr, v6, v4, want.String()+" Connection Attempt Delay")
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(v6, v4, want, spec.TimerWithin(tr)))
 			}},
 		},
 		Agreement: synAgreement,

@@ -1,6 +1,7 @@
 package a62
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -170,7 +171,8 @@ func stickyTFUntilReady() spec.Spec {
 					g.Expect(len(spec.AttemptsTo(trace.Window(tr.Events, inTF.T, clear.T), spec.Addr(tr, a)))).
 						To(gomega.BeNumerically(">=", 1), "%s should be reconnected in TRANSIENT_FAILURE, without RPCs", a)
 					for i := 1; i < len(syns); i++ {
-						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.Within(tr, labSlack)),
+						spec.RequireSteadyMachine(tr, syns[i-1].T, syns[i].T, fmt.Sprintf("backoff between attempts %d and %d to %s", i, i+1, a))
+						g.Expect(syns[i].T-syns[i-1].T).To(gomega.BeNumerically(">=", minFirstBackoff-spec.TimerWithin(tr)),
 							"reconnections to %s should wait out the backoff", a)
 					}
 				}

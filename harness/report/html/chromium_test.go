@@ -248,6 +248,9 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 	if !strings.Contains(tls[lab+" observed"], `data-lane="channel"`) {
 		t.Errorf("lab timeline: no channel lane (the driver's channel states)")
 	}
+	if o := tls[lab+" observed"]; !strings.Contains(o, `data-lane="stalls"`) || count(o, "span stall") != 1 {
+		t.Errorf("lab timeline: want a stalls lane with the one stall the lab's watch recorded")
+	}
 
 	// The screenshot: the matrix, its chips in their colours.
 	img := screenshot(t, bin, url, "matrix.png")

@@ -2,6 +2,7 @@ package html_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -100,9 +101,14 @@ func buildSample(t *testing.T) sample {
 		obs := sim(s.Scenario)
 		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeSim, Golden: golden(s, trace.ModeSim), Observed: obs})
 		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeSim), s.Checks, obs))
+		// Observed: the golden lab trace with a short stall of the
+		// machine, as the lab's stall watch records one.
 		lab := golden(s, trace.ModeLab)
-		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: lab})
-		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeLab), s.Checks, lab))
+		stalled := &trace.Trace{Header: lab.Header, Events: slices.Clone(lab.Events)}
+		mid := len(stalled.Events) / 2
+		stalled.Events = slices.Insert(stalled.Events, mid, trace.Event{T: stalled.Events[mid].T, Source: trace.SourceHarness, Kind: trace.KindStall, Duration: 5 * time.Millisecond})
+		addRun(html.Run{Impl: implRef, Spec: s.Name(), Mode: trace.ModeLab, Golden: lab, Observed: stalled})
+		addResults(implRef, verdict.Evaluate(s.Subject(trace.ModeLab), s.Checks, stalled))
 	}
 
 	// The test double: he-dropped-ipv6 fails its delay; he-refused-ipv6

@@ -2,6 +2,7 @@ package badtrace
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io/fs"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -246,4 +248,55 @@ func TestCheckNames_AreEvaluatesNames(t *testing.T) {
 			t.Errorf("%s: names %q, Evaluate's %q", s.Name(), got, want)
 		}
 	}
+}
+
+// withStalls is tr with a stall of length d every step, from 0 to its last
+// event, in time order, as the lab's stall watch records them.
+func withStalls(tr *trace.Trace, d, step time.Duration) *trace.Trace {
+	out := &trace.Trace{Header: tr.Header}
+	end := time.Duration(0)
+	if n := len(tr.Events); n > 0 {
+		end = tr.Events[n-1].T
+	}
+	var stalls []trace.Event
+	for at := step / 2; at < end; at += step {
+		stalls = append(stalls, trace.Event{T: at, Source: trace.SourceHarness, Kind: trace.KindStall, Duration: d})
+	}
+	out.Events = append(slices.Clone(tr.Events), stalls...)
+	slices.SortStableFunc(out.Events, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
+	return out
+}
+
+// TestChecks_StallsChangeOnlyTimerVerdicts verifies that the lab's stall
+// events are evidence for timer checks only: on every golden trace with
+// stalls shorter than spec.StallLimit added throughout, every check still
+// passes; with longer ones, a check passes or is inconclusive because the
+// machine stalled (spec.RequireSteadyMachine), and only in the lab — as
+// he-dropped-ipv6's check of the Connection Attempt Delay is.
+func TestChecks_StallsChangeOnlyTimerVerdicts(t *testing.T) {
+	dir := tracesDir(t)
+	var unsteady []string
+	for _, c := range Checks(Specs()) {
+		for _, m := range []trace.Mode{spec.Sim, spec.Lab} {
+			if !c.Spec.RunsIn(m) {
+				continue
+			}
+			good := readTrace(t, spec.GoldenPath(dir, c.Spec, m))
+			if r := c.Judge(withStalls(good, spec.StallLimit-time.Microsecond, 50*time.Millisecond), m); r.Verdict != verdict.Pass {
+				t.Errorf("%s [%s]: %s on its golden trace with stalls under the limit:\n%s", c.Key(), m, r.Label(), r.Evidence)
+			}
+			r := c.Judge(withStalls(good, 4*spec.StallLimit, 500*time.Millisecond), m)
+			switch {
+			case r.Verdict == verdict.Pass:
+			case m == spec.Lab && spec.Unsteady(r):
+				unsteady = append(unsteady, c.Key())
+			default:
+				t.Errorf("%s [%s]: %s on its golden trace with stalls of %v:\n%s", c.Key(), m, r.Label(), 4*spec.StallLimit, r.Evidence)
+			}
+		}
+	}
+	if !slices.Contains(unsteady, "a61/he-dropped-ipv6 A61-HE-DELAY-DEFAULT") {
+		t.Errorf("the Connection Attempt Delay's check judged a lab trace full of stalls; inconclusive: %v", unsteady)
+	}
+	t.Logf("inconclusive with stalls of %v: %v", 4*spec.StallLimit, unsteady)
 }

@@ -204,6 +204,7 @@
       case "fault-set": case "fault-clear": case "health-set":
         return e.addr ? "addr:" + e.addr : "misc";
       case "channel-state": return "channel";
+      case "stall": return "stalls";
       case "balancer-state": return "balancer:" + (e.policy || "");
       case "timer-start": case "timer-fire": case "timer-stop": return "timers:" + (e.policy || "");
       case "rpc-start": case "rpc-result": return e.rpc ? "rpc:" + e.rpc : "misc";
@@ -228,12 +229,13 @@
     });
     return m;
   }
-  var LANE_ORDER = { "misc": 0, "channel": 1, "balancer": 2, "picks": 3, "addr": 4, "sc": 5, "timers": 6, "rpc": 7 };
+  var LANE_ORDER = { "stalls": -1, "misc": 0, "channel": 1, "balancer": 2, "picks": 3, "addr": 4, "sc": 5, "timers": 6, "rpc": 7 };
   function laneType(id) { var i = id.indexOf(":"); return i < 0 ? id : id.slice(0, i); }
   function laneName(id) {
     var t = laneType(id), rest = id.slice(t.length + 1);
     switch (t) {
       case "misc": return "resolver / stimuli";
+      case "stalls": return "machine stalls";
       case "channel": return "channel";
       case "balancer": return rest ? "balancer " + rest : "balancer";
       case "addr": return rest;
@@ -473,6 +475,7 @@
         return;
       }
       case "timers": return drawTimers(g, ctx.timers, ctx);
+      case "stalls": return drawStalls(g, evs, h, ctx);
       case "rpc": return drawRPC(g, evs, h, ctx);
       case "picks":
         evs.forEach(function (e) { pickMark(g, e, ctx, h / 2); });
@@ -493,6 +496,17 @@
       } else {
         tick(g, e, ctx, 4, h - 4, "#8a939c", e.kind);
       }
+    });
+  }
+
+  // drawStalls: each stall the lab's stall watch recorded, from when its
+  // goroutine should have woken for as long as it was late. A timer check
+  // near a long one is inconclusive.
+  function drawStalls(g, evs, h, ctx) {
+    evs.forEach(function (e) {
+      var x0 = ctx.X(e.t), x1 = ctx.X(e.t + (e.duration || 0));
+      mark(g, "rect", { x: x0, y: 4, width: Math.max(x1 - x0, 1.5), height: h - 8, fill: "#e8a33d", stroke: "#8a5a12", "stroke-width": 0.6 },
+        "span stall", [e]);
     });
   }
 

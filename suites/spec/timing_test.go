@@ -1,0 +1,129 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
+)
+
+const ms = time.Millisecond
+
+// timerTrace is a lab trace whose stall watch shared the client's process,
+// with the given stalls (at, length).
+func timerTrace(mode trace.Mode, stalls ...[2]time.Duration) *trace.Trace {
+	tr := &trace.Trace{Header: trace.Header{Mode: mode, Env: map[string]string{trace.EnvStallWatch: trace.StallWatchClient}}}
+	for _, s := range stalls {
+		tr.Events = append(tr.Events, trace.Event{T: s[0], Source: trace.SourceHarness, Kind: trace.KindStall, Duration: s[1]})
+	}
+	return tr
+}
+
+// steady judges RequireSteadyMachine(tr, from, to) as a check does: pass,
+// or inconclusive with the reason.
+func steady(tr *trace.Trace, from, to time.Duration) verdict.Result {
+	c := Check{Requirement: "X", Assert: func(gomega.Gomega, *trace.Trace) {
+		RequireSteadyMachine(tr, from, to, "250 ms delay")
+	}}
+	return verdict.Evaluate(verdict.Subject{}, []Check{c}, tr)[0]
+}
+
+// TestRequireSteadyMachine_StallNearTheJudgedIntervalIsInconclusive
+// verifies the rule: a stall of StallLimit or more that overlaps the judged
+// interval widened by LabTimer makes the check inconclusive, saying where;
+// a shorter one, one farther away, or any in a simulated trace does not.
+func TestRequireSteadyMachine_StallNearTheJudgedIntervalIsInconclusive(t *testing.T) {
+	from, to := 1000*ms, 1250*ms
+	for _, c := range []struct {
+		name  string
+		tr    *trace.Trace
+		want  verdict.Verdict
+		words string
+	}{
+		{"no stall", timerTrace(Lab), verdict.Pass, ""},
+		{"a stall inside", timerTrace(Lab, [2]time.Duration{1204 * ms, 37 * ms}), verdict.Inconclusive,
+			"the machine stalled 37ms at +1.204s, inside the 250 ms delay judged (+1.000s to +1.250s): the lab cannot judge it to ±15ms"},
+		{"a stall ending just before", timerTrace(Lab, [2]time.Duration{980 * ms, 12 * ms}), verdict.Inconclusive, "8.0ms before"},
+		{"a stall starting just after", timerTrace(Lab, [2]time.Duration{1260 * ms, 20 * ms}), verdict.Inconclusive, "10.0ms after"},
+		{"a stall under the limit", timerTrace(Lab, [2]time.Duration{1100 * ms, StallLimit - time.Microsecond}), verdict.Pass, ""},
+		{"a stall ending LabTimer before", timerTrace(Lab, [2]time.Duration{900 * ms, 100*ms - LabTimer}), verdict.Pass, ""},
+		{"a stall starting LabTimer after", timerTrace(Lab, [2]time.Duration{to + LabTimer, 50 * ms}), verdict.Pass, ""},
+		{"the simulator", timerTrace(Sim, [2]time.Duration{1204 * ms, 37 * ms}), verdict.Pass, ""},
+	} {
+		r := steady(c.tr, from, to)
+		if r.Verdict != c.want || !strings.Contains(r.Evidence, c.words) {
+			t.Errorf("%s: %s %q, want %s with %q", c.name, r.Verdict, r.Evidence, c.want, c.words)
+		}
+		if Unsteady(r) != (c.want == verdict.Inconclusive) {
+			t.Errorf("%s: Unsteady = %v for %s %q", c.name, Unsteady(r), r.Verdict, r.Evidence)
+		}
+	}
+}
+
+// TestOnlyUnsteady_OtherVerdictsStand verifies when a lab run is made
+// again (RunSteady): only when every verdict short of a pass is Unsteady.
+func TestOnlyUnsteady_OtherVerdictsStand(t *testing.T) {
+	pass := verdict.Result{Verdict: verdict.Pass}
+	unsteady := steady(timerTrace(Lab, [2]time.Duration{1100 * ms, 20 * ms}), time.Second, 1250*ms)
+	other := verdict.Result{Verdict: verdict.Inconclusive, Evidence: "the client's first attempt left late"}
+	fail := verdict.Result{Verdict: verdict.Fail, Kind: verdict.Deviates}
+	for _, c := range []struct {
+		rs   []verdict.Result
+		want bool
+	}{
+		{[]verdict.Result{pass}, false},
+		{[]verdict.Result{pass, unsteady}, true},
+		{[]verdict.Result{unsteady, other}, false},
+		{[]verdict.Result{unsteady, fail}, false},
+	} {
+		if got := OnlyUnsteady(c.rs); got != c.want {
+			t.Errorf("OnlyUnsteady(%v) = %v, want %v", c.rs, got, c.want)
+		}
+	}
+}
+
+// TestRequireSteadyMachine_LongTimerOnlyItsEnds verifies that for a judged
+// interval longer than twice steadySpan (a 10 s timer) only its first and
+// last steadySpan count: a stall in its middle does not move the timer.
+func TestRequireSteadyMachine_LongTimerOnlyItsEnds(t *testing.T) {
+	from, to := time.Second, 11*time.Second
+	for _, c := range []struct {
+		at   time.Duration
+		want verdict.Verdict
+	}{
+		{from + 100*ms, verdict.Inconclusive},
+		{6 * time.Second, verdict.Pass},
+		{to - 100*ms, verdict.Inconclusive},
+		{to + 5*ms, verdict.Inconclusive},
+	} {
+		if r := steady(timerTrace(Lab, [2]time.Duration{c.at, 30 * ms}), from, to); r.Verdict != c.want {
+			t.Errorf("a 30 ms stall at %v in a judged [%v, %v]: %s %q, want %s", c.at, from, to, r.Verdict, r.Evidence, c.want)
+		}
+	}
+}
+
+// TestTimerWithin_ByModeAndWatch verifies the tolerance of a timer check:
+// exact in the simulator, LabTimer when the stall watch shared the client's
+// process, LabTimerDriver when it did not or the trace does not say.
+func TestTimerWithin_ByModeAndWatch(t *testing.T) {
+	driver := timerTrace(Lab)
+	driver.Header.Env[trace.EnvStallWatch] = trace.StallWatchHarness
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		want time.Duration
+	}{
+		{"simulated", timerTrace(Sim), 0},
+		{"lab, client in conform's process", timerTrace(Lab), LabTimer},
+		{"lab, client in a driver process", driver, LabTimerDriver},
+		{"lab, no watch", &trace.Trace{Header: trace.Header{Mode: Lab}}, LabTimerDriver},
+	} {
+		if got := TimerWithin(c.tr); got != c.want {
+			t.Errorf("%s: TimerWithin = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
