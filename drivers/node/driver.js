@@ -221,7 +221,21 @@ function capabilities() {
     shuffle,
     wait_for_ready: true,
     xds: xdsVersion !== null,
+    xds_pick_first: xdsPickFirst(),
   };
+}
+
+// xdsPickFirst says whether the loaded grpc-js-xds reads a cluster's
+// load_balancing_policy naming pick_first (A62): its LB policy registry has
+// a converter for it.
+function xdsPickFirst() {
+  if (xdsVersion === null) return false;
+  try {
+    const dir = path.join(path.dirname(grpcPkgDir), 'grpc-js-xds', 'build', 'src', 'lb-policy-registry');
+    return fs.existsSync(path.join(dir, 'pick-first.js'));
+  } catch (_) {
+    return false;
+  }
 }
 
 // ---------------------------------------------------------------- the conform resolver

@@ -98,6 +98,7 @@ class Driver:
                 "shuffle": False,         # no shuffleAddressList in this C-core
                 "wait_for_ready": True,
                 "xds": has_xds(),         # C-core's own xDS client, bootstrap from the environment
+                "xds_pick_first": False,  # 1.51 reads only the lb_policy enum (A62's PickFirst came later)
                 "resolver": False,        # no custom-resolver API: updates come through the lab DNS
             },
             "observes": "polling",

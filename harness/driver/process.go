@@ -53,6 +53,11 @@ const (
 	// for the stateful-session HTTP filter (A55), which only the reference
 	// understands. Absent means false.
 	CanSessionMetadata = "session_metadata"
+	// CanXDSPickFirst says the xDS client reads a cluster's
+	// load_balancing_policy naming pick_first (A62, "pick_first via xDS";
+	// A52's registry). Without it a client reads the cluster's lb_policy
+	// enum, ROUND_ROBIN, instead, silently. Absent means false.
+	CanXDSPickFirst = "xds_pick_first"
 )
 
 // ProcessOptions configure a driver process.

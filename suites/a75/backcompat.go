@@ -58,11 +58,13 @@ func aggregateBackwardCompat() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A75-AGG-BACKCOMPAT-ENV", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectSwitch(g, tr, "true")
+				spec.RequireXDSPickFirst(tr)
 				g.Expect(spec.ServedByEach(g, tr, before...)).To(gomega.HaveEach("b1"),
 					"with the switch, the aggregate's pick_first should keep every RPC on b1 (eds1's own round_robin would alternate b1 and b2)")
 			}},
 			{Requirement: "A75-AGG-BACKCOMPAT-UNDERLYING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectSwitch(g, tr, "true")
+				spec.RequireXDSPickFirst(tr)
 				g.Expect(spec.ServedByEach(g, tr, before...)).To(gomega.HaveEach("b1"),
 					"eds1 should run the aggregate's pick_first: every RPC on its first endpoint")
 				g.Expect(spec.ServedByEach(g, tr, after...)).To(gomega.HaveEach("b3"),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // xDS: the state of the world the suites' scenarios serve, and what the
@@ -71,4 +72,19 @@ func XDSServedAt(tr *trace.Trace, v string) (at time.Duration, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// RequireXDSPickFirst states the precondition of a check that tells a
+// cluster's policy by pick_first's behaviour: the client reads pick_first
+// through xDS (A62, "pick_first via xDS"). A driver that does not declare
+// it (harness/driver's "xds_pick_first") runs such a cluster by its
+// lb_policy enum, ROUND_ROBIN, without a word, which the check cannot tell
+// from the rule's violation. The reference and linked clients read it.
+func RequireXDSPickFirst(tr *trace.Trace) {
+	can, ok := tr.Header.Env[trace.EnvDriverCan]
+	if !ok {
+		return
+	}
+	verdict.Require(slices.Contains(strings.Split(can, ","), "xds_pick_first"),
+		"the client does not read pick_first through xDS (its driver does not declare xds_pick_first): it runs a PickFirst cluster as round_robin, which this check cannot tell from the rule's violation")
 }

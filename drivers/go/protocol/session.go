@@ -145,8 +145,9 @@ func (s *Session) handle(c command) (map[string]any, error) {
 func (s *Session) hello() map[string]any {
 	can := map[string]bool{
 		"endpoints": hasEndpoints, "mixed_families": true, "service_config": true,
-		// shuffleAddressList is claimed only where it is on by default (v1.58+).
-		"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false,
+		// shuffleAddressList is claimed only where it is on by default (v1.58+),
+		// and pick_first through xDS (A62) with it.
+		"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false, "xds_pick_first": hasEndpoints,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v
