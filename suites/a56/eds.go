@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/gomega"
 
+	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/scenario/xds"
@@ -292,8 +293,15 @@ func edsReturnAndRemove() spec.Spec {
 					"p1, dropped from EDS at %v, should be destroyed at once; its connection to b2 closed at %v", at, closes[0].T)
 			}},
 		},
-		Agreement: spec.XDSAgreement(s, labSlack),
+		Agreement: edsReturnAgreement(s),
 	}
+}
+
+// edsReturnAgreement is how the simulator and the lab agree on
+// edsReturnScenario: up to b1's fault being cleared. What follows waits on
+// p0's reconnection, after a backoff each mode draws its own way.
+func edsReturnAgreement(s *scenario.Scenario) *compare.Options {
+	return spec.XDSAgreementUntil(s, labSlack, 1500*time.Millisecond)
 }
 
 // edsReturnAndRemoveCached: edsReturnScenario with A115's switch set, which
@@ -314,7 +322,7 @@ func edsReturnAndRemoveCached() spec.Spec {
 			{Requirement: "A56-CHILD-CACHE-ENV-REVERT", Needs: backends, Assert: kept},
 			{Requirement: "A56-REMOVED-CHILD-RETAINED", Needs: backends, Assert: kept},
 		},
-		Agreement: spec.XDSAgreement(s, labSlack),
+		Agreement: edsReturnAgreement(s),
 	}
 }
 
