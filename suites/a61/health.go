@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -20,6 +21,16 @@ import (
 // addresses, netlab.Backend.SetServing, and the lab channel has no
 // healthCheckConfig, so its subchannels' health would be their raw state).
 
+// healthService is the health service name the health specs' clients
+// check (A17, healthCheckConfig): the lab backends' own service.
+const healthService = "conform.lab.Backend"
+
+// healthChecked is a service config running policy with client-side health
+// checking of healthService on.
+func healthChecked(policy string) string {
+	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{}}],"healthCheckConfig":{"serviceName":%q}}`, policy, healthService)
+}
+
 // healthUnhealthyIsTF: round_robin over one endpoint, whose address reports
 // NOT_SERVING from 100 ms to 300 ms: round_robin's state is its one child's.
 func healthUnhealthyIsTF() spec.Spec {
@@ -27,13 +38,13 @@ func healthUnhealthyIsTF() spec.Spec {
 		Doc: requirement.A61, Section: sectionHealthWhy,
 		Modes: []trace.Mode{spec.Sim},
 		Scenario: scenario.New("health-unhealthy-is-tf").
-			Describe("round_robin; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms to 300 ms; r1 at 150 ms, r2 at 350 ms").
+			Describe("round_robin, health checked; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms to 300 ms; r1 at 150 ms, r2 at 350 ms").
 			Backend("b1", scenario.IPv4Only).
-			LB("round_robin", `{}`).
+			ServiceConfig(healthChecked("round_robin")).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).
+			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing).For(healthService)).
 			At(150*time.Millisecond, scenario.RPC("r1")).
-			At(300*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving)).
+			At(300*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving).For(healthService)).
 			At(350*time.Millisecond, scenario.RPC("r2")).
 			End(400 * time.Millisecond).
 			MustBuild(),
@@ -84,11 +95,11 @@ func healthPickFirstAlone() spec.Spec {
 		Doc: requirement.A61, Section: sectionHealth,
 		Modes: []trace.Mode{spec.Sim},
 		Scenario: scenario.New("health-pick-first-alone").
-			Describe("pick_first; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms; r1 at 150 ms").
+			Describe("pick_first, health checked; the client gets [b1/ipv4]; b1 is NOT_SERVING from 100 ms; r1 at 150 ms").
 			Backend("b1", scenario.IPv4Only).
-			LB("pick_first", `{}`).
+			ServiceConfig(healthChecked("pick_first")).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).
+			At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing).For(healthService)).
 			At(150*time.Millisecond, scenario.RPC("r1")).
 			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 			End(time.Second).
