@@ -24,6 +24,7 @@ const (
 	EventFaultClear  EventKind = "fault-clear"  // the fault on Addr removed
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
+	EventHealthSet   EventKind = "health-set"   // Addr's health service serves Serving for Service
 )
 
 // Event is one observation, T after the lab started, on the lab's monotonic
@@ -37,6 +38,8 @@ type Event struct {
 	Method     string
 	Fault      Fault
 	Retransmit bool
+	Service    string // EventHealthSet: the health service name ("" the overall health)
+	Serving    bool   // EventHealthSet: SERVING (true) or NOT_SERVING
 }
 
 func (e Event) String() string {
@@ -55,6 +58,13 @@ func (e Event) String() string {
 	}
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()
+	}
+	if e.Kind == EventHealthSet {
+		st := "NOT_SERVING"
+		if e.Serving {
+			st = "SERVING"
+		}
+		s += fmt.Sprintf(" service=%q %s", e.Service, st)
 	}
 	if e.Retransmit {
 		s += " (retransmit)"

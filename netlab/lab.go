@@ -238,6 +238,21 @@ func (l *Lab) SetFault(ap netip.AddrPort, f Fault) error {
 	return nil
 }
 
+// SetHealth sets the status the health service of ap's backend serves on
+// ap for the health service name service ("" the overall health): SERVING
+// when serving, NOT_SERVING otherwise. Clients watching it (A17's Watch) are
+// sent the new status when SetHealth returns, and a health-set event is
+// recorded. Every (address, service name) serves SERVING until set.
+func (l *Lab) SetHealth(ap netip.AddrPort, service string, serving bool) error {
+	b := l.byAddr[ap]
+	if b == nil {
+		return fmt.Errorf("netlab: %s is not a backend address of this lab", ap)
+	}
+	b.health.set(ap, service, serving)
+	l.rec.add(Event{T: l.rec.now(), Kind: EventHealthSet, Backend: b.name, Addr: ap, Service: service, Serving: serving})
+	return nil
+}
+
 // SetBackendDown takes a backend down (no listener, live connections closed)
 // or brings it back up. Per-address faults are kept.
 func (l *Lab) SetBackendDown(name string, down bool) error {

@@ -99,6 +99,10 @@ class Driver:
                 "wait_for_ready": True,
                 "xds": has_xds(),         # C-core's own xDS client, bootstrap from the environment
                 "resolver": False,        # no custom-resolver API: updates come through the lab DNS
+                # Client-side health checking (gRFC A17) is C-core's own: the
+                # service config's healthCheckConfig starts a health watch on
+                # each subchannel (pick_first inhibits it).
+                "health_check": True,
             },
             "observes": "polling",
         }}

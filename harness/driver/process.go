@@ -53,6 +53,12 @@ const (
 	// for the stateful-session HTTP filter (A55), which only the reference
 	// understands. Absent means false.
 	CanSessionMetadata = "session_metadata"
+	// CanHealthCheck says the client does client-side health checking
+	// (gRFC A17) when its service config has a healthCheckConfig: it
+	// watches each connected address's health service for the service name
+	// given there. Absent means false: a scenario whose client asks for it
+	// is not-applicable, never judged on a client that ignores the field.
+	CanHealthCheck = "health_check"
 )
 
 // ProcessOptions configure a driver process.

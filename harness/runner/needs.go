@@ -98,6 +98,9 @@ func needs(s *scenario.Scenario) []string {
 	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
 		set[driver.CanAttemptDelay] = true
 	}
+	if _, on, _ := scenario.HealthCheckService(s.Client.ServiceConfig); on {
+		set[driver.CanHealthCheck] = true
+	}
 	for _, st := range s.Steps {
 		switch a := st.Action.(type) {
 		case scenario.ResolverUpdate:
@@ -118,7 +121,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle, driver.CanAttemptDelay, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

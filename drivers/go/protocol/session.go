@@ -147,6 +147,9 @@ func (s *Session) hello() map[string]any {
 		"endpoints": hasEndpoints, "mixed_families": true, "service_config": true,
 		// shuffleAddressList is claimed only where it is on by default (v1.58+).
 		"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false,
+		// channel.go links grpc-go's health package: a healthCheckConfig
+		// in the service config turns client-side health checking on.
+		"health_check": true,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v
