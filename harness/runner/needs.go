@@ -21,7 +21,7 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 	var missing []string
 	for _, need := range needs(s) {
 		if !h.Can[need] {
-			missing = append(missing, need)
+			missing = append(missing, need+capabilityMeaning[need])
 		}
 	}
 	for _, p := range policiesUsed(s.Client) {
@@ -36,6 +36,12 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 		missing = append(missing, "a config step (the driver protocol has no command to change the LB config during a run)")
 	}
 	return strings.Join(missing, ", ")
+}
+
+// capabilityMeaning says, for a capability whose name does not, what a
+// scenario needing it asks of the client.
+var capabilityMeaning = map[string]string{
+	driver.CanHealthCheck: " (client-side health checking, which the scenario's healthCheckConfig asks for: gRFC A17)",
 }
 
 // changesConfig reports whether s has a config step.
