@@ -71,6 +71,11 @@ var sinkSeq struct {
 func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 	c.lr, c.seed = lr, seed
 	c.rpcs, c.states = map[string]context.CancelFunc{}, newStateLog()
+	service, on, err := scenario.HealthCheckService(lr.s.Client.EffectiveServiceConfig())
+	if err != nil {
+		return err
+	}
+	c.health = healthCheck{service, on}
 	if c.recorded {
 		sinkSeq.Lock()
 		sinkSeq.n++
@@ -78,11 +83,6 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 		sinkSeq.Unlock()
 		c.unreg = recorder.RegisterSink(c.sink, timedSink{lr.log, lr.lab})
 	}
-	service, on, err := scenario.HealthCheckService(lr.s.Client.EffectiveServiceConfig())
-	if err != nil {
-		return err
-	}
-	c.health = healthCheck{service, on}
 	if lr.s.Client.Target == scenario.TargetXDS {
 		err = c.startXDS()
 	} else {
