@@ -9,7 +9,6 @@ import (
 
 	"github.com/vishvananda/netns"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
@@ -25,7 +24,7 @@ type Backend struct {
 	rec    *recorder
 	fw     *firewall
 	srv    *grpc.Server
-	health *health.Server
+	health *healthService
 
 	mu        sync.Mutex // guards the fields below; never held while calling out
 	down      bool
@@ -58,7 +57,7 @@ func newBackend(bc BackendConfig, index int, ns netns.NsHandle, addrs []netip.Ad
 		grpc.UnaryInterceptor(b.unaryInterceptor),
 		grpc.StreamInterceptor(b.streamInterceptor),
 	)
-	b.health = health.NewServer()
+	b.health = newHealthService()
 	healthpb.RegisterHealthServer(b.srv, b.health)
 	b.srv.RegisterService(&nameService, b)
 	return b
@@ -200,14 +199,14 @@ func (b *Backend) setDown(down bool) error {
 	return nil
 }
 
-// SetServing sets what the backend's health service reports for every
-// service ("" included): SERVING when true, NOT_SERVING when false.
+// SetServing sets the backend's overall health (the health service name
+// "") on every one of its addresses: SERVING when true, NOT_SERVING when
+// false. Lab.SetHealth sets one address's status for one service name, and
+// records it.
 func (b *Backend) SetServing(serving bool) {
-	st := healthpb.HealthCheckResponse_NOT_SERVING
-	if serving {
-		st = healthpb.HealthCheckResponse_SERVING
+	for _, ap := range b.addrs {
+		b.health.set(ap, "", serving)
 	}
-	b.health.SetServingStatus("", st)
 }
 
 // close stops the server and waits for everything it started.
@@ -224,7 +223,6 @@ func (b *Backend) close() {
 	}
 	b.mu.Unlock()
 	b.serving.Wait()
-	b.health.Shutdown()
 	if b.fw != nil {
 		b.fw.close()
 	}

@@ -25,6 +25,7 @@ const (
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
 	EventStall       EventKind = "stall"        // the machine ran no ready thread from T for Late (Config.WatchStalls)
+	EventHealthSet   EventKind = "health-set"   // Addr's health service serves Serving for Service
 )
 
 // Event is one observation, T after the lab started, on the lab's monotonic
@@ -39,6 +40,8 @@ type Event struct {
 	Fault      Fault
 	Retransmit bool
 	Late       time.Duration // a stall's length
+	Service    string        // EventHealthSet: the health service name ("" the overall health)
+	Serving    bool          // EventHealthSet: SERVING (true) or NOT_SERVING
 }
 
 func (e Event) String() string {
@@ -57,6 +60,13 @@ func (e Event) String() string {
 	}
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()
+	}
+	if e.Kind == EventHealthSet {
+		st := "NOT_SERVING"
+		if e.Serving {
+			st = "SERVING"
+		}
+		s += fmt.Sprintf(" service=%q %s", e.Service, st)
 	}
 	if e.Retransmit {
 		s += " (retransmit)"

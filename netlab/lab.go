@@ -245,6 +245,23 @@ func (l *Lab) SetFault(ap netip.AddrPort, f Fault) error {
 	return nil
 }
 
+// SetHealth sets the status the health service of ap's backend serves on
+// ap for the health service name service ("" the overall health): SERVING
+// when serving, NOT_SERVING otherwise. Clients watching it (A17's Watch) are
+// sent the new status at once. The health-set event recorded is stamped
+// when the status changed, before any client could hear of it. Every
+// (address, service name) serves SERVING until set.
+func (l *Lab) SetHealth(ap netip.AddrPort, service string, serving bool) error {
+	b := l.byAddr[ap]
+	if b == nil {
+		return fmt.Errorf("netlab: %s is not a backend address of this lab", ap)
+	}
+	e := Event{T: l.rec.now(), Kind: EventHealthSet, Backend: b.name, Addr: ap, Service: service, Serving: serving}
+	b.health.set(ap, service, serving)
+	l.rec.add(e)
+	return nil
+}
+
 // SetBackendDown takes a backend down (no listener, live connections closed)
 // or brings it back up. Per-address faults are kept.
 func (l *Lab) SetBackendDown(name string, down bool) error {

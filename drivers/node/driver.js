@@ -214,6 +214,15 @@ function capabilities() {
     const pf = fs.readFileSync(path.join(grpcPkgDir, 'build', 'src', 'load-balancer-pick-first.js'), 'utf8');
     shuffle = pf.includes('shuffleAddressList');
   } catch (_) { /* unknown layout: say no */ }
+  // Client-side health checking (gRFC A17): grpc-js (1.14 included) reads no
+  // healthCheckConfig from the service config and its subchannels report
+  // themselves always healthy (src/subchannel.ts, isHealthy). Claimed only
+  // for a grpc-js whose service config parser knows the field.
+  let healthCheck = false;
+  try {
+    const sc = fs.readFileSync(path.join(grpcPkgDir, 'build', 'src', 'service-config.js'), 'utf8');
+    healthCheck = sc.includes('healthCheckConfig');
+  } catch (_) { /* unknown layout: say no */ }
   return {
     endpoints,
     mixed_families: true,
@@ -222,6 +231,7 @@ function capabilities() {
     wait_for_ready: true,
     xds: xdsVersion !== null,
     xds_pick_first: xdsPickFirst(),
+    health_check: healthCheck,
   };
 }
 

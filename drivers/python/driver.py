@@ -100,6 +100,10 @@ class Driver:
                 "xds": has_xds(),         # C-core's own xDS client, bootstrap from the environment
                 "xds_pick_first": False,  # 1.51 reads only the lb_policy enum (A62's PickFirst came later)
                 "resolver": False,        # no custom-resolver API: updates come through the lab DNS
+                # Client-side health checking (gRFC A17) is C-core's own: the
+                # service config's healthCheckConfig starts a health watch on
+                # each subchannel (pick_first inhibits it).
+                "health_check": True,
             },
             "observes": "polling",
         }}

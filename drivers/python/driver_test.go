@@ -115,6 +115,10 @@ func TestDriver_MalformedInput_ErrorLinesThenExit0(t *testing.T) {
 	if wantXDS := major > 1 || major == 1 && minor >= 51; can["xds"] != wantXDS {
 		t.Errorf("hello of grpcio %v says xds %v, want %v", h["version"], can["xds"], wantXDS)
 	}
+	// C-core checks health when the service config asks (A17).
+	if can["health_check"] != true {
+		t.Errorf("hello of grpcio %v says health_check %v, want true", h["version"], can["health_check"])
+	}
 	if strings.Contains(stderr, "Traceback") {
 		t.Errorf("driver printed a traceback:\n%s", stderr)
 	}

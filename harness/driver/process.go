@@ -58,6 +58,12 @@ const (
 	// A52's registry). Without it a client reads the cluster's lb_policy
 	// enum, ROUND_ROBIN, instead, silently. Absent means false.
 	CanXDSPickFirst = "xds_pick_first"
+	// CanHealthCheck says the client does client-side health checking
+	// (gRFC A17) when its service config has a healthCheckConfig: it
+	// watches each connected address's health service for the service name
+	// given there. Absent means false: a scenario whose client asks for it
+	// is not-applicable, never judged on a client that ignores the field.
+	CanHealthCheck = "health_check"
 )
 
 // ProcessOptions configure a driver process.

@@ -40,8 +40,10 @@
 // answered or failed (a failure is attributed to all of them, a READY that
 // names no address to none); why a connection was lost (a server's GOAWAY
 // looks like a backend going down); when exactly a fault began or ended
-// between two observations; health-check states (the scenario has no
-// health action yet); resolver errors (listed in the description, not
-// replayed); RPC deadlines and metadata unless the trace has rpc-start
-// events; and the client's configuration, which the caller sets.
+// between two observations; health-check states, except where the trace
+// records them (conform's own traces have health-set events, replayed as
+// health steps; a packet capture shows none); resolver errors (listed in
+// the description, not replayed); RPC deadlines and metadata unless the
+// trace has rpc-start events; and the client's configuration (its
+// healthCheckConfig included), which the caller sets.
 package replay

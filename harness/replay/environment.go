@@ -50,6 +50,7 @@ func (in Inference) Environment(evs []trace.Event) (*scenario.Scenario, Mapping,
 		return nil, nil, fmt.Errorf("replay: environment: %w", err)
 	}
 	steps := faultSteps(in.observe(evs), m)
+	steps = append(steps, healthSteps(evs, m)...)
 	steps = append(steps, resolveSteps(evs, m)...)
 	steps = append(steps, rpcSteps(evs)...)
 	slices.SortStableFunc(steps, func(a, b timedAction) int {
@@ -90,7 +91,31 @@ func describe(evs []trace.Event, m Mapping) string {
 	for _, e := range trace.Select(evs, trace.OfKind(trace.KindResolverError)) {
 		fmt.Fprintf(&b, "Not replayed: resolver error at %s: %s\n", trace.FormatT(e.T), e.Err)
 	}
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindHealthSet)) {
+		if _, ok := m[e.Addr]; !ok {
+			fmt.Fprintf(&b, "Not replayed: health status of %s (an address the client never had) at %s\n", e.Addr, trace.FormatT(e.T))
+		}
+	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// healthSteps replays every health-set at its time, as the health step
+// that sets it (a health watch's READY is SERVING, anything else
+// NOT_SERVING), for the addresses the mapping has.
+func healthSteps(evs []trace.Event, m Mapping) []timedAction {
+	var out []timedAction
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindHealthSet)) {
+		sym, ok := m[e.Addr]
+		if !ok {
+			continue
+		}
+		status := scenario.NotServing
+		if e.State == "READY" {
+			status = scenario.Serving
+		}
+		out = append(out, timedAction{at: e.T, class: 0, action: scenario.Health(sym, status).For(e.Service)})
+	}
+	return out
 }
 
 // resolveSteps replays every resolver update at its time, endpoint by

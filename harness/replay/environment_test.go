@@ -306,3 +306,33 @@ func TestEnvironment_RejectsHostnames(t *testing.T) {
 		t.Fatalf("Environment = %v, want an error naming example.com:443", err)
 	}
 }
+
+// TestEnvironment_ReplaysHealthSets verifies that a trace's health-set
+// events come back as health steps, at their times, for their service name
+// (READY as SERVING), and that one on an address the client never had is
+// named in the description instead.
+func TestEnvironment_ReplaysHealthSets(t *testing.T) {
+	ms := time.Millisecond
+	evs := []trace.Event{
+		{T: 0, Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: [][]string{{v4a}}},
+		{T: 100 * ms, Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: v4a, Service: "svc", State: "TRANSIENT_FAILURE"},
+		{T: 200 * ms, Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: v4a, Service: "svc", State: "READY"},
+		{T: 300 * ms, Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: v4c, State: "TRANSIENT_FAILURE"},
+	}
+	s, _, err := replay.Environment(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		if h, ok := st.Action.(scenario.SetHealth); ok {
+			got = append(got, fmt.Sprintf("%v %s %s %s", st.At, h.Addr, h.Service, h.Status))
+		}
+	}
+	if want := []string{"100ms b1/ipv4 svc NOT_SERVING", "200ms b1/ipv4 svc SERVING"}; !slices.Equal(got, want) {
+		t.Errorf("health steps %q, want %q", got, want)
+	}
+	if !strings.Contains(s.Description, "Not replayed: health status of "+v4c) {
+		t.Errorf("the description does not name the health status left out:\n%s", s.Description)
+	}
+}

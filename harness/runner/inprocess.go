@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/health" // client-side health checking (A17), which a service config may turn on
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
@@ -35,6 +36,7 @@ type inProcess struct {
 	recorded bool
 	policy   string // the reference policy and its config ("" with an xds target)
 	config   string
+	health   healthCheck // the client's health checking (healthCheckConfig), kept in its service config
 
 	lr    *labRun
 	res   *manual.Resolver
@@ -71,6 +73,11 @@ var sinkSeq struct {
 func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 	c.lr, c.seed = lr, seed
 	c.rpcs, c.states = map[string]context.CancelFunc{}, newStateLog()
+	service, on, err := scenario.HealthCheckService(lr.s.Client.EffectiveServiceConfig())
+	if err != nil {
+		return err
+	}
+	c.health = healthCheck{service, on}
 	if c.recorded {
 		sinkSeq.Lock()
 		sinkSeq.n++
@@ -78,7 +85,6 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 		sinkSeq.Unlock()
 		c.unreg = recorder.RegisterSink(c.sink, &timedSink{lr.log, lr.lab, c.reResolv.request})
 	}
-	var err error
 	if lr.s.Client.Target == scenario.TargetXDS {
 		err = c.startXDS()
 	} else {
@@ -103,12 +109,18 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 
 // serviceConfig is the channel's service config for a policy and its JSON
 // config: for the reference, the policy wrapped in the recorder, with the
-// run's sink and seed.
+// run's sink and seed; and the client's healthCheckConfig, if it has one
+// (grpc-go checks health when the service config asks for it and its
+// health package is linked in, as this file does).
 func (c *inProcess) serviceConfig(policy, config string) string {
-	if !c.recorded {
-		return fmt.Sprintf(`{"loadBalancingConfig":[{%q:%s}]}`, policy, config)
+	lb := fmt.Sprintf(`[{%q:%s}]`, policy, config)
+	if c.recorded {
+		lb = fmt.Sprintf(`[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]`, recorder.Name, c.sink, c.seed, policy, config)
 	}
-	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:{"sink":%q,"seed":%d,"child":[{%q:%s}]}}]}`, recorder.Name, c.sink, c.seed, policy, config)
+	if !c.health.on {
+		return fmt.Sprintf(`{"loadBalancingConfig":%s}`, lb)
+	}
+	return fmt.Sprintf(`{"loadBalancingConfig":%s,"healthCheckConfig":{"serviceName":%q}}`, lb, c.health.service)
 }
 
 // timedSink stamps recorder events on the lab's timebase, and hands the
@@ -191,6 +203,14 @@ func (c *inProcess) setConfig(a scenario.SetConfig) error {
 	if err != nil {
 		return err
 	}
+	// The step's service config replaces the client's, health checking
+	// included.
+	step := scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}
+	service, on, err := scenario.HealthCheckService(step.EffectiveServiceConfig())
+	if err != nil {
+		return err
+	}
+	c.health = healthCheck{service, on}
 	pr := c.res.CC().ParseServiceConfig(c.serviceConfig(policy, config))
 	if pr.Err != nil {
 		return fmt.Errorf("service config: %w", pr.Err)

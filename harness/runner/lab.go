@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"google.golang.org/grpc/connectivity"
+
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
@@ -170,6 +172,8 @@ func (lr *labRun) apply(a scenario.Action) error {
 		return lr.lab.SetBackendDown(a.Backend, false)
 	case scenario.SetXDS:
 		return lr.setXDS(a.Resources)
+	case scenario.SetHealth:
+		return lr.setHealth(a)
 	}
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
 }
@@ -189,6 +193,20 @@ func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
 		return err
 	}
 	return lr.lab.SetFault(ap, f) // the lab records fault-set / fault-clear
+}
+
+// setHealth has the address's backend serve the step's status for its
+// health service name (the lab records health-set).
+func (lr *labRun) setHealth(h scenario.SetHealth) error {
+	addr, err := lr.s.Concrete(h.Addr, AddrOf)
+	if err != nil {
+		return err
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil {
+		return err
+	}
+	return lr.lab.SetHealth(ap, h.Service, h.Status == scenario.Serving)
 }
 
 // startXDS starts the lab's management server in the client namespace; the
@@ -294,6 +312,14 @@ func fromLab(e netlab.Event) trace.Event {
 	}
 	if e.Kind == netlab.EventStall {
 		te.Duration = e.Late
+	}
+	if e.Kind == netlab.EventHealthSet {
+		// As the simulator records it: the state a health watch reports
+		// for the status served.
+		te.Service, te.State = e.Service, connectivity.TransientFailure.String()
+		if e.Serving {
+			te.State = connectivity.Ready.String()
+		}
 	}
 	return te
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +132,46 @@ func TestLab_ResolverUpdatesRecordedOnce(t *testing.T) {
 	}
 	if n := len(trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))); n != 1 {
 		t.Errorf("%d resolver-update events, want 1\n%s", n, dump(tr.Events))
+	}
+}
+
+// TestLab_HealthStep verifies that the lab honours a health step: with the
+// client checking the step's service (healthCheckConfig), NOT_SERVING on
+// round_robin's only endpoint takes the reference's channel from READY to
+// TRANSIENT_FAILURE on the same connection, and SERVING brings it back
+// (A61, Generic Health Reporting Mechanism); the step is recorded as
+// health-set with its service name, as the simulator records it.
+func TestLab_HealthStep(t *testing.T) {
+	requireLab(t)
+	s := healthScenario("health-step-lab", `{"loadBalancingConfig":[{"round_robin":{}}],"healthCheckConfig":{"serviceName":"svc"}}`, "svc")
+	tr, err := Run(context.Background(), s, Reference, trace.ModeLab, Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dump(tr.Events))
+	}
+	var states []string
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindBalancerState && e.Policy == "" {
+			states = append(states, e.State)
+		}
+	}
+	if got, want := strings.Join(states, " "), "CONNECTING READY TRANSIENT_FAILURE READY"; got != want {
+		t.Errorf("balancer states %q, want %q in\n%s", got, want, dump(tr.Events))
+	}
+	b1 := AddrOf("b1", 0, scenario.IPv4)
+	var sets []string
+	syns := 0
+	for _, e := range tr.Events {
+		switch {
+		case e.Kind == trace.KindHealthSet && e.Addr == b1:
+			sets = append(sets, e.Service+"="+e.State)
+		case e.Kind == trace.KindSYN && !e.Retransmit:
+			syns++
+		}
+	}
+	if got, want := strings.Join(sets, " "), "svc=TRANSIENT_FAILURE svc=READY"; got != want {
+		t.Errorf("health-set events %q, want %q", got, want)
+	}
+	if syns != 1 {
+		t.Errorf("%d connection attempts, want 1: health is no reason to reconnect\n%s", syns, dump(tr.Events))
 	}
 }

@@ -21,7 +21,7 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 	var missing []string
 	for _, need := range needs(s) {
 		if !h.Can[need] {
-			missing = append(missing, need)
+			missing = append(missing, need+capabilityMeaning[need])
 		}
 	}
 	for _, p := range policiesUsed(s.Client) {
@@ -36,6 +36,12 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 		missing = append(missing, "a config step (the driver protocol has no command to change the LB config during a run)")
 	}
 	return strings.Join(missing, ", ")
+}
+
+// capabilityMeaning says, for a capability whose name does not, what a
+// scenario needing it asks of the client.
+var capabilityMeaning = map[string]string{
+	driver.CanHealthCheck: " (client-side health checking, which the scenario's healthCheckConfig asks for: gRFC A17)",
 }
 
 // changesConfig reports whether s has a config step.
@@ -102,6 +108,9 @@ func needs(s *scenario.Scenario) []string {
 	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
 		set[driver.CanAttemptDelay] = true
 	}
+	if _, on, _ := scenario.HealthCheckService(s.Client.ServiceConfig); on {
+		set[driver.CanHealthCheck] = true
+	}
 	for _, st := range s.Steps {
 		switch a := st.Action.(type) {
 		case scenario.ResolverUpdate:
@@ -122,7 +131,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

@@ -58,6 +58,25 @@ func TestNeeds_ShuffleKnobIsNoNeed(t *testing.T) {
 	}
 }
 
+// TestNeeds_HealthCheck verifies that a client asked to check health (a
+// service config with healthCheckConfig's serviceName, A17) needs a driver
+// that can, and that without the service name it does not.
+func TestNeeds_HealthCheck(t *testing.T) {
+	for sc, want := range map[string]bool{
+		`{"loadBalancingConfig":[{"round_robin":{}}],"healthCheckConfig":{"serviceName":""}}`: true,
+		`{"loadBalancingConfig":[{"round_robin":{}}],"healthCheckConfig":{}}`:                 false,
+		`{"loadBalancingConfig":[{"round_robin":{}}]}`:                                        false,
+	} {
+		s := scenario.New("h").Backend("b1", scenario.IPv4Only).ServiceConfig(sc).End(time.Second).MustBuild()
+		if got := slices.Contains(needs(s), driver.CanHealthCheck); got != want {
+			t.Errorf("%s: needs %s = %v, want %v", sc, driver.CanHealthCheck, got, want)
+		}
+		if got := missingCapabilities(s, driver.Hello{Can: map[string]bool{driver.CanServiceConfig: true}}); strings.Contains(got, driver.CanHealthCheck) != want {
+			t.Errorf("%s: missing %q", sc, got)
+		}
+	}
+}
+
 // TestMissingCapabilities_ConfigStep verifies a scenario that changes the
 // LB config during the run is one no driver can express, with the reason.
 func TestMissingCapabilities_ConfigStep(t *testing.T) {

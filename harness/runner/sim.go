@@ -51,7 +51,14 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 // timeline; the trace names the implementation name.
 func (sr *simRun) simulate(ctx context.Context, name, config string, opts Options, setup func(*sim.Channel) error) (*trace.Trace, error) {
 	s := sr.s
-	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed})
+	// The client's health checking (A17's healthCheckConfig), as the
+	// simulated channel's: which service name its health listeners hear.
+	service, on, err := scenario.HealthCheckService(s.Client.EffectiveServiceConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	sr.health = healthCheck{service, on}
+	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -88,6 +95,7 @@ type simRun struct {
 	policy string                        // the reference policy the channel was built with
 	faults map[string]scenario.FaultType // per concrete address
 	down   map[string]bool               // backends taken down
+	health healthCheck                   // the client's health checking, for the whole run
 
 	// With scenario.TargetXDS: the xDS exchange, the xds steps applied so
 	// far, and the LOGICAL_DNS answers (xdsDNS, the last per cluster).
@@ -157,7 +165,7 @@ func (sw *simRun) apply(a scenario.Action) error {
 	case scenario.BackendUp:
 		return sw.setDown(a.Backend, false)
 	case scenario.SetHealth:
-		return sw.setHealth(a.Addr, a.Status)
+		return sw.setHealth(a)
 	case scenario.StartRPC:
 		sw.w.StartRPC(a.ID, sim.RPCOptions{WaitForReady: a.WaitForReady, Deadline: a.Deadline, Metadata: metadata.New(a.Metadata)})
 		return nil
@@ -229,6 +237,15 @@ func (sw *simRun) setConfig(a scenario.SetConfig) error {
 	if err != nil {
 		return err
 	}
+	if a.ServiceConfig != "" {
+		service, on, err := scenario.HealthCheckService(a.ServiceConfig)
+		if err != nil {
+			return err
+		}
+		if (healthCheck{service, on}) != sw.health {
+			return fmt.Errorf("the simulator cannot change the client's healthCheckConfig during a run")
+		}
+	}
 	if policy != sw.policy {
 		return fmt.Errorf("the simulator cannot change the policy from %s to %s during a run", sw.policy, policy)
 	}
@@ -241,16 +258,25 @@ var simHealth = map[string]connectivity.State{
 	scenario.Serving: connectivity.Ready, scenario.NotServing: connectivity.TransientFailure,
 }
 
-func (sw *simRun) setHealth(a scenario.Addr, status string) error {
-	addr, err := sw.s.Concrete(a, AddrOf)
+// healthCheck is a client's health checking: on, for the health service
+// name service (scenario.HealthCheckService).
+type healthCheck struct {
+	service string
+	on      bool
+}
+
+// setHealth sets what an address serves for one health service name; the
+// simulated channel hears it if its client checks that name.
+func (sw *simRun) setHealth(h scenario.SetHealth) error {
+	addr, err := sw.s.Concrete(h.Addr, AddrOf)
 	if err != nil {
 		return err
 	}
-	st, ok := simHealth[status]
+	st, ok := simHealth[h.Status]
 	if !ok {
-		return fmt.Errorf("the simulator has no health state for status %q", status)
+		return fmt.Errorf("the simulator has no health state for status %q", h.Status)
 	}
-	sw.w.SetHealth(addr, st)
+	sw.w.SetServiceHealth(addr, h.Service, st)
 	return nil
 }
 

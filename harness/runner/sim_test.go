@@ -147,33 +147,57 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 	}
 }
 
-// TestSim_HealthStep verifies that a scenario's health step reaches the
-// simulated backend: NOT_SERVING on round_robin's only endpoint takes the
-// channel from READY to TRANSIENT_FAILURE (A61, generic health reporting), and
-// SERVING brings it back.
-func TestSim_HealthStep(t *testing.T) {
-	s := scenario.New("health-step").
+// healthScenario: round_robin over b1, whose health service turns
+// NOT_SERVING for service at 100 ms and SERVING again at 200 ms, the
+// client's service config being sc.
+func healthScenario(name, sc, service string) *scenario.Scenario {
+	return scenario.New(name).
 		Backend("b1", scenario.IPv4Only).
-		LB("round_robin", `{}`).
+		ServiceConfig(sc).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing)).
-		At(200*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving)).
+		At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing).For(service)).
+		At(200*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving).For(service)).
 		End(300 * time.Millisecond).
 		MustBuild()
-	tr, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var states []string
-	for _, e := range tr.Events {
-		if e.Kind == trace.KindBalancerState && e.Policy == "" {
-			states = append(states, e.State)
-		}
-	}
-	if got, want := strings.Join(states, " "), "CONNECTING READY TRANSIENT_FAILURE READY"; got != want {
-		t.Errorf("balancer states %q, want %q in\n%s", got, want, dump(tr.Events))
-	}
-	if _, ok := firstOf(tr.Events, trace.KindHealthSet, AddrOf("b1", 0, scenario.IPv4)); !ok {
-		t.Errorf("no health-set event in\n%s", dump(tr.Events))
+}
+
+// TestSim_HealthStep verifies that a scenario's health step reaches the
+// simulated channel when its client checks that service (healthCheckConfig):
+// NOT_SERVING on round_robin's only endpoint takes the channel from READY to
+// TRANSIENT_FAILURE (A61, generic health reporting), and SERVING brings it
+// back; a status for another service name, or a client that checks no
+// health, changes nothing (A61: with no mechanism configured the watch
+// reports the raw state). Every step is recorded, with its service name.
+func TestSim_HealthStep(t *testing.T) {
+	const rr = `{"loadBalancingConfig":[{"round_robin":{}}]`
+	checked := rr + `,"healthCheckConfig":{"serviceName":"svc"}}`
+	for _, c := range []struct {
+		name string
+		s    *scenario.Scenario
+		want string
+	}{
+		{"checked", healthScenario("health-step", checked, "svc"), "CONNECTING READY TRANSIENT_FAILURE READY"},
+		{"another service", healthScenario("health-step-other", checked, "other"), "CONNECTING READY"},
+		{"not checked", healthScenario("health-step-unchecked", rr+"}", "svc"), "CONNECTING READY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := Run(context.Background(), c.s, Reference, trace.ModeSim, Options{Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var states []string
+			for _, e := range tr.Events {
+				if e.Kind == trace.KindBalancerState && e.Policy == "" {
+					states = append(states, e.State)
+				}
+			}
+			if got := strings.Join(states, " "); got != c.want {
+				t.Errorf("balancer states %q, want %q in\n%s", got, c.want, dump(tr.Events))
+			}
+			e, ok := firstOf(tr.Events, trace.KindHealthSet, AddrOf("b1", 0, scenario.IPv4))
+			if !ok || e.Service != c.s.Steps[1].Action.(scenario.SetHealth).Service || e.State != "TRANSIENT_FAILURE" {
+				t.Errorf("first health-set %+v (found %v), want the step's service and TRANSIENT_FAILURE, in\n%s", e, ok, dump(tr.Events))
+			}
+		})
 	}
 }

@@ -43,16 +43,15 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 		_, err := r.Fields(n, p)
 		return EndRun{}, err
 	case StepHealth:
-		f, err := r.Fields(n, p, "addr", "status")
+		f, err := r.Fields(n, p, "addr", "service", "status")
 		if err != nil {
 			return nil, err
 		}
-		addr, err := r.OptStr(f, p, "addr")
-		if err != nil {
-			return nil, err
-		}
-		st, err := r.OptStr(f, p, "status")
-		return SetHealth{Addr: Addr(addr), Status: st}, err
+		var addr string
+		var h SetHealth
+		err = r.Strs(f, p, []form.Field[string]{{Key: "addr", Dst: &addr}, {Key: "service", Dst: &h.Service}, {Key: "status", Dst: &h.Status}})
+		h.Addr = Addr(addr)
+		return h, err
 	case StepXDS:
 		x, err := xds.Decode(&r.Reader, n, p)
 		if err != nil {

@@ -121,6 +121,7 @@ func actionNode(a Action) (*yaml.Node, error) {
 	case EndRun:
 	case SetHealth:
 		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
+		m.Str("service", a.Service)
 		m.Add("status", form.Scalar("!!str", a.Status))
 	case ResolverError:
 		m.Add("err", form.Scalar("!!str", a.Err))

@@ -16,6 +16,7 @@
 package scenario
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -131,6 +132,48 @@ func (c Client) EffectiveServiceConfig() string {
 	return fmt.Sprintf(`{"loadBalancingConfig":[{%q:%s}]}`, c.LBPolicy, cfg)
 }
 
+// HealthCheckService reads a service config's healthCheckConfig (A17,
+// Service Config Changes): on is true when it names a serviceName, the
+// health service name the client's health checks ask for ("" is the
+// server's overall health); without one, client-side health checking is
+// off. A malformed healthCheckConfig is an error.
+func HealthCheckService(serviceConfig string) (service string, on bool, err error) {
+	if serviceConfig == "" {
+		return "", false, nil
+	}
+	var sc struct {
+		HealthCheckConfig *json.RawMessage `json:"healthCheckConfig"`
+	}
+	if err := json.Unmarshal([]byte(serviceConfig), &sc); err != nil {
+		return "", false, err
+	}
+	if sc.HealthCheckConfig == nil || string(*sc.HealthCheckConfig) == "null" {
+		return "", false, nil
+	}
+	// Keys are matched exactly (encoding/json would take "servicename"):
+	// a misspelt key would turn health checking off without a word.
+	var hc map[string]json.RawMessage
+	if err := json.Unmarshal(*sc.HealthCheckConfig, &hc); err != nil {
+		return "", false, fmt.Errorf(`healthCheckConfig: want {"serviceName": "<name>"}: %v`, err)
+	}
+	for k := range hc {
+		if k != "serviceName" {
+			return "", false, fmt.Errorf(`healthCheckConfig: unknown field %q (want {"serviceName": "<name>"})`, k)
+		}
+	}
+	raw, ok := hc["serviceName"]
+	if !ok || string(raw) == "null" {
+		return "", false, nil
+	}
+	if err := json.Unmarshal(raw, &service); err != nil {
+		return "", false, fmt.Errorf("healthCheckConfig.serviceName: not a string: %s", raw)
+	}
+	if err := checkHealthService("healthCheckConfig.serviceName", service); err != nil {
+		return "", false, err
+	}
+	return service, true, nil
+}
+
 // Step is one entry of the timeline: an Action, applied at a fixed time or
 // Delay after an event.
 type Step struct {
@@ -215,10 +258,22 @@ const (
 	NotServing = "NOT_SERVING"
 )
 
-// SetHealth sets the health status served on one address.
+// SetHealth sets the health status one address's health service serves for
+// one service name (A17: the health request's service; "" is the server's
+// overall health). Each address of a backend serves its own statuses, and
+// every (address, service) is SERVING until a health step sets it. A
+// client watches a service's status only when its service config names the
+// service in healthCheckConfig (HealthCheckService).
 type SetHealth struct {
-	Addr   Addr
-	Status string // Serving or NotServing
+	Addr    Addr
+	Service string // the health service name; "" the overall health
+	Status  string // Serving or NotServing
+}
+
+// For returns h for the health service name service.
+func (h SetHealth) For(service string) SetHealth {
+	h.Service = service
+	return h
 }
 
 // FaultType is a per-address network fault (DESIGN.md, "Faults per address").

@@ -166,6 +166,8 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"after-bad-undefined-rpc.yaml":         {7, "steps[1].after.rpc", `rpc "r2" is not defined`},
 		"after-bad-unknown-kind.yaml":          {5, "steps[0].after.kind", "unknown event kind"},
 		"client-bad-lb-config.yaml":            {6, "client.lb_config", "not a JSON object"},
+		"client-bad-health-check-config.yaml":  {6, "client.service_config", `unknown field "servicename"`},
+		"health-bad-service.yaml":              {8, "steps[0].health.service", "control character"},
 		"config-bad-lb-config.yaml":            {10, "steps[1].config.lb_config", "not a JSON object"},
 		"config-bad-no-policy.yaml":            {9, "steps[1].config", "needs lb_policy or service_config"},
 		"end-bad-step-after-end.yaml":          {5, "steps[0].at", "after the end"},
@@ -244,6 +246,10 @@ func TestValidate_Problems(t *testing.T) {
 		{"negative delay", base().AfterDelay(On("pick"), -1, Finish()).End(time.Second), "steps[0].delay"},
 		{"no action", base().At(0, nil).End(time.Second), "steps[0]"},
 		{"unknown health status", base().At(0, Health("b1/ipv4", "MAYBE")).End(time.Second), "steps[0].health.status"},
+		{"health service not UTF-8", base().At(0, Health("b1/ipv4", Serving).For("a\xffb")).End(time.Second), "steps[0].health.service"},
+		{"healthCheckConfig not an object", base().ServiceConfig(`{"healthCheckConfig":"svc"}`).End(time.Second), "client.service_config"},
+		{"healthCheckConfig serviceName not a string", base().ServiceConfig(`{"healthCheckConfig":{"serviceName":1}}`).End(time.Second), "client.service_config"},
+		{"config step healthCheckConfig", base().At(0, ConfigService(`{"healthCheckConfig":{"serviceName":"a\u0000"}}`)).End(time.Second), "steps[0].config.service_config"},
 		{"empty resolver error", base().At(0, ResolveError("")).End(time.Second), "steps[0].resolver_error.err"},
 		{"empty config", base().At(0, SetConfig{}).End(time.Second), "steps[0].config"},
 		{"config without policy", base().At(0, Config("", `{}`)).End(time.Second), "steps[0].config.lb_config"},
@@ -327,5 +333,33 @@ func TestEffectiveServiceConfig_FromClient(t *testing.T) {
 	sc := `{"loadBalancingConfig":[{"pick_first":{}}],"methodConfig":[]}`
 	if got := (Client{ServiceConfig: sc}).EffectiveServiceConfig(); got != sc {
 		t.Errorf("service config: got %s, want it as it is", got)
+	}
+}
+
+// TestHealthCheckService_ReadsServiceName verifies A17's healthCheckConfig
+// is read as the client's health checking: on with a serviceName ("" too),
+// off without one.
+func TestHealthCheckService_ReadsServiceName(t *testing.T) {
+	cases := []struct {
+		sc      string
+		service string
+		on      bool
+	}{
+		{``, "", false},
+		{`{"loadBalancingConfig":[{"round_robin":{}}]}`, "", false},
+		{`{"healthCheckConfig":{}}`, "", false},
+		{`{"healthCheckConfig":null}`, "", false},
+		{`{"healthCheckConfig":{"serviceName":null}}`, "", false},
+		{`{"healthCheckConfig":{"serviceName":""}}`, "", true},
+		{`{"healthCheckConfig":{"serviceName":"conform.lab.Backend"}}`, "conform.lab.Backend", true},
+	}
+	for _, c := range cases {
+		service, on, err := HealthCheckService(c.sc)
+		if err != nil || service != c.service || on != c.on {
+			t.Errorf("HealthCheckService(%s) = %q, %v, %v; want %q, %v, nil", c.sc, service, on, err, c.service, c.on)
+		}
+	}
+	if _, _, err := HealthCheckService(`{"healthCheckConfig":{"ServiceName":"x"}}`); err == nil {
+		t.Error("a misspelt serviceName: no error")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/conformlab/conform/harness/scenario/internal/form"
 )
@@ -86,7 +88,27 @@ func checkLB(p, policy, config, serviceConfig string) error {
 	if err := checkJSONObject(p+".lb_config", config); err != nil {
 		return err
 	}
-	return checkJSONObject(p+".service_config", serviceConfig)
+	if err := checkJSONObject(p+".service_config", serviceConfig); err != nil {
+		return err
+	}
+	if _, _, err := HealthCheckService(serviceConfig); err != nil {
+		return form.FieldErr(p+".service_config", "%v", err)
+	}
+	return nil
+}
+
+// checkHealthService accepts a health service name: any text the health
+// request can carry (A17 asks only for a JSON string; the request is
+// protobuf, whose strings are UTF-8), without control characters, which no
+// service name has.
+func checkHealthService(field, name string) error {
+	if !utf8.ValidString(name) {
+		return form.FieldErr(field, "not valid UTF-8")
+	}
+	if i := strings.IndexFunc(name, unicode.IsControl); i >= 0 {
+		return form.FieldErr(field, "control character %q at byte %d: a service name is printable text", name[i], i)
+	}
+	return nil
 }
 
 // checkJSONObject accepts empty text or one JSON object.
@@ -213,6 +235,9 @@ func (v *validator) action(p string, a Action) error {
 	case SetHealth:
 		if a.Status != Serving && a.Status != NotServing {
 			return form.FieldErr(p+".status", "unknown health status %q (want SERVING or NOT_SERVING)", a.Status)
+		}
+		if err := checkHealthService(p+".service", a.Service); err != nil {
+			return err
 		}
 		return v.addr(p+".addr", a.Addr)
 	case SetXDS:

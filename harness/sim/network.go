@@ -213,8 +213,17 @@ func (w *Channel) faultLocked(addr string) Fault {
 	return w.faults[addr]
 }
 
+// healthKey names what one address serves for one health service name.
+type healthKey struct{ addr, service string }
+
+// healthLocked is the health state a health listener on a connection to
+// addr reports: what addr serves for the checked service name (SERVING,
+// READY, until set), or the raw READY when health checking is off.
 func (w *Channel) healthLocked(addr string) connectivity.State {
-	if s, ok := w.health[addr]; ok {
+	if w.opts.NoHealthCheck {
+		return connectivity.Ready
+	}
+	if s, ok := w.health[healthKey{addr, w.opts.HealthService}]; ok {
 		return s
 	}
 	return connectivity.Ready

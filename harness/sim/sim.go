@@ -31,8 +31,9 @@
 // and goes back to IDLE, and it connects again only when Connect is called; a
 // READY connection that is lost makes it IDLE. Shutdown delivers one final
 // SHUTDOWN and nothing after it. RegisterHealthListener delivers the health
-// state the address serves (SetHealth; READY by default) once the subchannel
-// is READY.
+// state the address serves for Options.HealthService (SetHealth,
+// SetServiceHealth; READY by default) once the subchannel is READY, or READY
+// alone with Options.NoHealthCheck.
 //
 // # Network
 //
@@ -86,6 +87,15 @@ type Options struct {
 	// attempt fails or a connection is lost, as grpc-go's addrConn does. Off
 	// by default, so that every "resolve-now" event is the policy's own.
 	SubchannelReResolves bool
+	// HealthService is the health service name the channel's client-side
+	// health checking asks each address for (A17, healthCheckConfig's
+	// serviceName; "" is the overall health, what SetHealth sets).
+	// NoHealthCheck turns client-side health checking off: a health
+	// listener then reports the raw connectivity state, READY, whatever the
+	// addresses serve (A61, Generic Health Reporting Mechanism: with no
+	// health mechanism configured the watch changes nothing).
+	HealthService string
+	NoHealthCheck bool
 }
 
 // Channel is one simulated channel: a balancer, its subchannels, the network
@@ -110,8 +120,8 @@ type Channel struct {
 	events     []trace.Event
 	backends   map[string]string // address → backend name
 	faults     map[string]Fault
-	health     map[string]connectivity.State
-	subConns   []*subConn // in creation order
+	health     map[healthKey]connectivity.State // what each address serves, per service name
+	subConns   []*subConn                       // in creation order
 	timers     map[*simTimer]struct{}
 	state      connectivity.State
 	picker     balancer.Picker
@@ -147,7 +157,7 @@ func New(builderName, lbConfigJSON string, opts Options) (*Channel, error) {
 		changed:  make(chan struct{}),
 		backends: map[string]string{},
 		faults:   map[string]Fault{},
-		health:   map[string]connectivity.State{},
+		health:   map[healthKey]connectivity.State{},
 		timers:   map[*simTimer]struct{}{},
 		state:    connectivity.Idle,
 	}

@@ -50,20 +50,29 @@ func (w *Channel) setFault(addr string, f Fault, closing bool) {
 	w.settle()
 }
 
-// SetHealth sets the health state addr serves (recorded as health-set) and
-// delivers it to the health listeners of subchannels connected to addr.
+// SetHealth sets the overall health state addr serves (the health service
+// name ""): SetServiceHealth(addr, "", s).
 func (w *Channel) SetHealth(addr string, s connectivity.State) {
+	w.SetServiceHealth(addr, "", s)
+}
+
+// SetServiceHealth sets the health state addr serves for the health service
+// name service (recorded as health-set) and, when that is the name the
+// channel checks (Options.HealthService, health checking on), delivers it to
+// the health listeners of subchannels connected to addr.
+func (w *Channel) SetServiceHealth(addr, service string, s connectivity.State) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return
 	}
-	changed := w.healthLocked(addr) != s
-	w.health[addr] = s
-	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: addr, State: s.String()})
+	before := w.healthLocked(addr)
+	w.health[healthKey{addr, service}] = s
+	changed := w.healthLocked(addr) != before
+	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: addr, Service: service, State: s.String()})
 	for _, sc := range w.subConns {
 		if changed && sc.conn != nil && sc.conn.addr == addr && sc.health.listener != nil {
-			sc.sendHealthLocked(s)
+			sc.sendHealthLocked(w.healthLocked(addr))
 		}
 	}
 	w.mu.Unlock()

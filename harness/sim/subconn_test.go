@@ -39,6 +39,50 @@ func TestHealth_ListenerGetsServedStateOnceReadyAndChanges(t *testing.T) {
 	}
 }
 
+// TestHealth_OnlyTheCheckedServiceCounts verifies that a listener hears
+// the status of the health service name the channel checks
+// (Options.HealthService), not another name's, and that with health
+// checking off it hears READY alone, whatever is served; every status set
+// is recorded, with its service name.
+func TestHealth_OnlyTheCheckedServiceCounts(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"checks svc", Options{Seed: 1, HealthService: "svc"}, "READY TRANSIENT_FAILURE"},
+		{"health checking off", Options{Seed: 1, NoHealthCheck: true}, "READY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newChannel(t, `{"health":true}`, c.opts)
+			w.AddBackend("b0", addrA)
+			if err := w.ResolveEndpoints([]string{addrA}); err != nil {
+				t.Fatal(err)
+			}
+			w.Advance(time.Second)
+			w.SetHealth(addrA, connectivity.TransientFailure) // the overall health: not svc
+			w.SetServiceHealth(addrA, "other", connectivity.TransientFailure)
+			w.SetServiceHealth(addrA, "svc", connectivity.TransientFailure)
+			var got []string
+			for _, e := range kinds(w.Events(), trace.KindSubchannelHealth, "sc1") {
+				got = append(got, e.State)
+			}
+			if strings.Join(got, " ") != c.want {
+				t.Errorf("health updates = %q, want %q", got, c.want)
+			}
+			var services []string
+			for _, e := range w.Events() {
+				if e.Kind == trace.KindHealthSet {
+					services = append(services, e.Service)
+				}
+			}
+			if want := []string{"", "other", "svc"}; strings.Join(services, ",") != strings.Join(want, ",") {
+				t.Errorf("health-set services = %q, want %q", services, want)
+			}
+		})
+	}
+}
+
 // TestHealth_StateChangeSilencesListener verifies that once the subchannel
 // leaves READY, health changes no longer reach the old listener.
 func TestHealth_StateChangeSilencesListener(t *testing.T) {

@@ -50,7 +50,7 @@ const (
 	KindBackendUp      Kind = "backend-up"      // Backend listens again
 	KindRPCStart       Kind = "rpc-start"       // RPC sent (WaitForReady, Deadline)
 	KindResolverError  Kind = "resolver-error"  // the resolver reported Err
-	KindHealthSet      Kind = "health-set"      // Addr now serves health State
+	KindHealthSet      Kind = "health-set"      // Addr now serves health State for Service ("" the overall health)
 	KindDNSQuery       Kind = "dns-query"       // the lab DNS answered Peer: Detail is "TYPE name RCODE"
 	KindExitIdle       Kind = "exit-idle"       // the channel asked the policy to leave IDLE
 	KindConfigUpdate   Kind = "config-update"   // the client's LB config replaced (Detail: the policy's JSON config)
@@ -141,6 +141,7 @@ type Event struct {
 	SessionAddrs []string      `json:"session_addrs,omitempty"` // a pick's address list for the session cookie (SessionAddrsKey)
 	Policy       string        `json:"policy,omitempty"`        // which policy in a tree ("priority/p0/pick_first")
 	State        string        `json:"state,omitempty"`         // IDLE, CONNECTING, READY, TRANSIENT_FAILURE, SHUTDOWN
+	Service      string        `json:"service,omitempty"`       // a health service name (health-set)
 	RPC          string        `json:"rpc,omitempty"`           // the scenario's RPC id
 	Method       string        `json:"method,omitempty"`        // full gRPC method name
 	Code         string        `json:"code,omitempty"`          // gRPC status code name

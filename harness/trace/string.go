@@ -33,6 +33,7 @@ func (e Event) String() string {
 	word(e.Addr)
 	word(e.State)
 	word(e.Fault)
+	kv("service", e.Service)
 	kv("sc", e.Subchannel)
 	kv("rpc", e.RPC)
 	kv("backend", e.Backend)

@@ -44,7 +44,7 @@ func Specs() []spec.Spec {
 		// Address List Handling in pick_first
 		addrInterleave(), addrDuplicate(), addrShuffle(),
 		// Generic Health Reporting Mechanism
-		healthPickFirstAlone(),
+		healthPickFirstAlone(), healthNoneConfigured(), healthOneUnhealthy(), healthChosenAddress(),
 		// Address List Updates in Java/Go
 		rrReorder(), rrChangedSet(),
 		// Ring Hash

@@ -86,18 +86,40 @@ func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 }
 
 // ServedOn is the address RPC id was served on: the backend's rpc-served
-// event between the RPC's start and its result, in the lab; where the trace
-// has none (the simulator has no backends' events), the address of its last
-// pick. The check fails when neither shows it.
+// event for the RPC's method between the RPC's start and its result, in the
+// lab (a client's own calls, its health Watch, are other methods); where
+// the trace has none (the simulator has no backends' events), the address
+// of its last pick. The check fails when neither shows it.
 func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
-	start, r := RPCStart(g, tr, id), rpcResult(g, tr, id)
-	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool { return e.T >= start && e.T <= r.T })
-	if len(served) > 0 {
-		return served[len(served)-1].Addr
+	if e, ok := servedEvent(g, tr, id); ok {
+		return e.Addr
 	}
 	picks := trace.Select(PicksOf(tr, id), func(e trace.Event) bool { return e.Addr != "" })
 	g.ExpectWithOffset(1, picks).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
 	return picks[len(picks)-1].Addr
+}
+
+// servedEvent is the backend's rpc-served event of RPC id, in the lab: the
+// last one for the RPC's method between its start and its result.
+func servedEvent(g gomega.Gomega, tr *trace.Trace, id string) (trace.Event, bool) {
+	starts := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
+	g.ExpectWithOffset(2, starts).NotTo(gomega.BeEmpty(), "RPC %s should have been sent", id)
+	start, r := starts[0], rpcResult(g, tr, id)
+	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool {
+		return e.T >= start.T && e.T <= r.T && (start.Method == "" || e.Method == start.Method)
+	})
+	if len(served) == 0 {
+		return trace.Event{}, false
+	}
+	return served[len(served)-1], true
+}
+
+// ServedFrom is the client's end (ip:port) of the connection RPC id was
+// served on, as the backend saw it (its rpc-served event), and whether the
+// trace shows it: only the lab's backends do.
+func ServedFrom(g gomega.Gomega, tr *trace.Trace, id string) (string, bool) {
+	e, ok := servedEvent(g, tr, id)
+	return e.Peer, ok && e.Peer != ""
 }
 
 // RequireConnectedBefore states the precondition of a check of how RPCs

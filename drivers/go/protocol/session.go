@@ -148,6 +148,9 @@ func (s *Session) hello() map[string]any {
 		// shuffleAddressList is claimed only where it is on by default (v1.58+),
 		// and pick_first through xDS (A62) with it.
 		"shuffle": hasEndpoints, "wait_for_ready": true, "xds": false, "xds_pick_first": hasEndpoints,
+		// channel.go links grpc-go's health package: a healthCheckConfig
+		// in the service config turns client-side health checking on.
+		"health_check": true,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v

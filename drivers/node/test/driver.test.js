@@ -190,12 +190,14 @@ test('hello names grpc-js, its installed version and what it can do', { skip: SK
   assert.equal(h.impl, 'grpc-js');
   assert.equal(h.version, grpcVersion);
   assert.equal(h.observes, 'every-change');
-  for (const k of ['endpoints', 'mixed_families', 'service_config', 'shuffle', 'wait_for_ready', 'xds']) {
+  for (const k of ['endpoints', 'mixed_families', 'service_config', 'shuffle', 'wait_for_ready', 'xds', 'health_check']) {
     assert.equal(typeof h.can[k], 'boolean', `can.${k}`);
   }
   const [maj, min] = grpcVersion.split('.').map(Number);
   assert.equal(h.can.endpoints, maj > 1 || min >= 10, 'endpoints iff grpc-js >= 1.10');
   assert.equal(h.can.xds, false);
+  // grpc-js does no client-side health checking (no healthCheckConfig).
+  assert.equal(h.can.health_check, false);
   // The policies it has registered, so that a scenario naming another is
   // not-applicable instead of falling back to pick_first.
   assert.ok(h.policies.includes('pick_first') && h.policies.includes('round_robin'), JSON.stringify(h.policies));

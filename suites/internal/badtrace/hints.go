@@ -47,8 +47,10 @@ var hints = map[string][]string{
 	"a61/he-turn-idle A61-HE-TURN-IDLE": {"drop-attempt[5]"},
 	// The status says nothing of the child's connection error.
 	"a61/rr-error-detail A61-PETIOLE-ERROR-DETAIL": {"drop-err-address["},
+	// b1's pick_first, its chosen address unhealthy, goes on to the healthy IPv6 one.
+	"a61/health-chosen-address A61-HEALTH-WATCH-CHOSEN": {"add-attempt[[fd00:c0f::b:1]:50051,balancer-state#2]"},
 	// Without health checking, NOT_SERVING still turns the channel TRANSIENT_FAILURE.
-	"a61/health-pick-first-alone A61-HEALTH-NONE-IS-RAW": {"insert-state[2,TRANSIENT_FAILURE]"},
+	"a61/health-none-configured A61-HEALTH-NONE-IS-RAW": {"insert-state[2,TRANSIENT_FAILURE]"},
 	// After the loss b1 reconnects to its old first address.
 	"a61/rr-reorder A61-PETIOLE-REORDER-PUSHED": {"retarget-attempt["},
 	// b1's endpoint, on both lists, is reconnected at the update.
@@ -115,7 +117,7 @@ var hints = map[string][]string{
 	// p0's re-resolution request is passed up, not dropped.
 	"a56/ignore-reresolution-requests A56-IGNORE-RERESOLUTION": {"add-resolve-now["},
 	// b1 reconnects while it is unhealthy.
-	"a61/health-unhealthy-is-tf A61-HEALTH-RAW-STATE-CONNECTS": {"repeat-attempt[1,"},
+	"a61/health-one-unhealthy A61-HEALTH-RAW-STATE-CONNECTS": {"repeat-attempt[1,"},
 	// b2's changed endpoint keeps its old child: no new connection.
 	"a61/rr-changed-set A61-PETIOLE-CHANGED-SET-NEW": {"drop-attempt[3]"},
 	// b2 gets a new subchannel at the move instead of keeping its own.

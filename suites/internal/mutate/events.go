@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -245,4 +246,40 @@ func freshSubchannel(evs []trace.Event) string {
 		}
 	}
 	return "sc" + strconv.Itoa(n+1)
+}
+
+var watchHealth = Family{
+	Name:        "watch-health",
+	Description: "has a health watch start on a subchannel as it turns READY, reporting the health its address serves then",
+	candidates: func(tr *trace.Trace) []Mutation {
+		evs := tr.Events
+		var out []Mutation
+		served := map[string]string{} // address → the state of its last health-set
+		n := 0
+		for i, e := range evs {
+			if e.Kind == trace.KindHealthSet {
+				served[e.Addr] = e.State
+			}
+			if e.Kind != trace.KindSubchannelState {
+				continue
+			}
+			n++
+			if e.State != "READY" || e.Addr == "" || slices.ContainsFunc(evs, func(h trace.Event) bool {
+				return h.Kind == trace.KindSubchannelHealth && h.Subchannel == e.Subchannel
+			}) {
+				continue
+			}
+			health := cmp.Or(served[e.Addr], "READY")
+			out = append(out, Mutation{
+				ID:          fmt.Sprintf("watch-health[subchannel-state#%d]", n),
+				Description: fmt.Sprintf("starts a health watch on %s as it turns READY %s, reporting %s", e.Subchannel, at(e.T), health),
+				edit: func(evs []trace.Event) []trace.Event {
+					h := trace.Event{T: evs[i].T, Source: trace.SourcePolicy, Kind: trace.KindSubchannelHealth,
+						Subchannel: evs[i].Subchannel, Addr: evs[i].Addr, State: health}
+					return insertAfter(evs, i, h)
+				},
+			})
+		}
+		return out
+	},
 }

@@ -70,6 +70,7 @@ func Families() []Family {
 		serveOn, repick, failRPC, succeedRPC, delayResult, hurryResult, setCode, clearErr, dropErrAddress,
 		swapAddrs,
 		splitEndpoint, reverseEndpoint, staleUpdate, reversePriorities, renamePolicy, swapPolicies, widenSubchannel,
+		watchHealth,
 		timerStopToFire, timerFireToStop, timerDuration,
 		shiftEvent, dropEvent, copyEvent,
 		unshuffle, dropAllAttempts,

@@ -282,3 +282,18 @@ func TestResolverFamilies_OnlyForAnXDSResolversOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchHealth_ReportsTheServedHealthAtReady verifies watch-health adds
+// a subchannel-health as the subchannel turns READY, with the health its
+// address served then (the last health-set on it).
+func TestWatchHealth_ReportsTheServedHealthAtReady(t *testing.T) {
+	const a1 = "198.19.0.1:50051"
+	tr := small()
+	tr.Events = append([]trace.Event{{T: 0, Source: trace.SourceHarness, Kind: trace.KindHealthSet, Addr: a1, State: "TRANSIENT_FAILURE"}}, tr.Events...)
+	tr.Events = append(tr.Events, trace.Event{T: 500 * time.Millisecond, Source: trace.SourcePolicy, Kind: trace.KindSubchannelState, Subchannel: "sc1", Addr: a1, State: "READY"})
+	out := apply(t, tr, "watch-health[subchannel-state#1]")
+	hs := trace.Select(out.Events, trace.OfKind(trace.KindSubchannelHealth))
+	if want := []string{"+500.0ms policy subchannel-health 198.19.0.1:50051 TRANSIENT_FAILURE sc=sc1"}; !slices.Equal(render(hs), want) {
+		t.Errorf("got %q, want %q", render(hs), want)
+	}
+}
