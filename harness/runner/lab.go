@@ -154,7 +154,11 @@ func (lr *labRun) apply(a scenario.Action) error {
 	case scenario.SetConfig:
 		return lr.client.setConfig(a)
 	case scenario.SetFault:
-		return lr.setFault(a.Addr, labFaults[a.Fault])
+		f, ok := labFaults[a.Fault]
+		if !ok {
+			return fmt.Errorf("the lab cannot apply fault %q", a.Fault)
+		}
+		return lr.setFault(a.Addr, f)
 	case scenario.ClearFault:
 		return lr.setFault(a.Addr, netlab.FaultNone)
 	case scenario.BackendDown:

@@ -149,6 +149,9 @@ func (sw *simRun) apply(a scenario.Action) error {
 	case scenario.SetXDS:
 		return sw.xds(a.Resources)
 	case scenario.SetFault:
+		if _, ok := simFaults[a.Fault]; !ok {
+			return fmt.Errorf("the simulator cannot apply fault %q", a.Fault)
+		}
 		return sw.setFault(a.Addr, a.Fault)
 	case scenario.ClearFault:
 		return sw.setFault(a.Addr, "")
