@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // EventKind names what the lab observed.
@@ -18,9 +20,9 @@ const (
 	EventRST         EventKind = "rst"          // capture: Addr refused Peer's SYN
 	EventAccept      EventKind = "accept"       // backend: TCP connection from Peer accepted on Addr
 	EventPreface     EventKind = "preface"      // backend: HTTP/2 client preface from Peer on Addr
-	EventRPC         EventKind = "rpc-served"   // backend: Method served for Peer on Addr
+	EventRPC         EventKind = "rpc-served"   // backend: Method served for Peer on Addr (failed with Code under FaultFailRPCs)
 	EventConnClose   EventKind = "conn-close"   // backend: Peer closed its connection on Addr
-	EventFaultSet    EventKind = "fault-set"    // Fault applied to Addr
+	EventFaultSet    EventKind = "fault-set"    // Fault applied to Addr (FaultFailRPCs: answering with Code)
 	EventFaultClear  EventKind = "fault-clear"  // the fault on Addr removed
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
@@ -36,6 +38,7 @@ type Event struct {
 	Peer       netip.AddrPort
 	Method     string
 	Fault      Fault
+	Code       codes.Code // an RPC failed by FaultFailRPCs, or what that fault answers; OK otherwise
 	Retransmit bool
 }
 
@@ -55,6 +58,9 @@ func (e Event) String() string {
 	}
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()
+	}
+	if e.Code != codes.OK {
+		s += " " + e.Code.String()
 	}
 	if e.Retransmit {
 		s += " (retransmit)"

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
@@ -154,13 +156,9 @@ func (lr *labRun) apply(a scenario.Action) error {
 	case scenario.SetConfig:
 		return lr.client.setConfig(a)
 	case scenario.SetFault:
-		f, ok := labFaults[a.Fault]
-		if !ok {
-			return fmt.Errorf("the lab cannot apply fault %q", a.Fault)
-		}
-		return lr.setFault(a.Addr, f)
+		return lr.setFault(a)
 	case scenario.ClearFault:
-		return lr.setFault(a.Addr, netlab.FaultNone)
+		return lr.setFault(scenario.SetFault{Addr: a.Addr})
 	case scenario.BackendDown:
 		return lr.lab.SetBackendDown(a.Backend, true)
 	case scenario.BackendUp:
@@ -173,11 +171,17 @@ func (lr *labRun) apply(a scenario.Action) error {
 
 var labFaults = map[scenario.FaultType]netlab.Fault{
 	"": netlab.FaultNone, scenario.Drop: netlab.FaultDrop, scenario.Reset: netlab.FaultReset,
-	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown,
+	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown, scenario.FailRPCs: netlab.FaultFailRPCs,
 }
 
-func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
-	addr, err := lr.s.Concrete(a, AddrOf)
+// setFault applies a fault step; one without a fault clears the address.
+// The lab records fault-set / fault-clear.
+func (lr *labRun) setFault(a scenario.SetFault) error {
+	f, ok := labFaults[a.Fault]
+	if !ok {
+		return fmt.Errorf("the lab cannot apply fault %q", a.Fault)
+	}
+	addr, err := lr.s.Concrete(a.Addr, AddrOf)
 	if err != nil {
 		return err
 	}
@@ -185,7 +189,14 @@ func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
 	if err != nil {
 		return err
 	}
-	return lr.lab.SetFault(ap, f) // the lab records fault-set / fault-clear
+	if f != netlab.FaultFailRPCs {
+		return lr.lab.SetFault(ap, f)
+	}
+	code, ok := trace.ParseCode(a.FailCode())
+	if !ok {
+		return fmt.Errorf("fault %s: unknown status code %q", a.Fault, a.FailCode())
+	}
+	return lr.lab.FailRPCs(ap, code)
 }
 
 // startXDS starts the lab's management server in the client namespace; the
@@ -288,6 +299,9 @@ func fromLab(e netlab.Event) trace.Event {
 	}
 	if e.Kind == netlab.EventFaultSet {
 		te.Fault = e.Fault.String()
+	}
+	if e.Code != codes.OK {
+		te.Code = trace.CodeName(e.Code)
 	}
 	return te
 }

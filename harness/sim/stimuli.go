@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 
@@ -21,18 +22,37 @@ func (w *Channel) AddBackend(name string, addrs ...string) {
 }
 
 // SetFault applies f to addr (recorded as fault-set); FaultNone clears it
-// (fault-clear). FaultDown also kills live connections to addr.
+// (fault-clear). FaultDown also kills live connections to addr;
+// FaultFailRPCs answers with UNAVAILABLE (FailRPCs chooses the code).
 func (w *Channel) SetFault(addr string, f Fault) {
+	w.setFault(addr, f, codes.Unavailable)
+}
+
+// FailRPCs makes the backend owning addr answer every RPC on it with code
+// (not OK) until the fault is cleared or replaced: fault FaultFailRPCs,
+// recorded as fault-set with the code. Connections are left alone; an RPC
+// picked on addr fails one RTT later with the message the lab's backend
+// gives (netlab.FailMessage), and its picker's Done sees the failure.
+func (w *Channel) FailRPCs(addr string, code codes.Code) {
+	w.setFault(addr, FaultFailRPCs, code)
+}
+
+func (w *Channel) setFault(addr string, f Fault, code codes.Code) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return
 	}
 	e := trace.Event{Source: trace.SourceHarness, Kind: trace.KindFaultSet, Addr: addr, Fault: f.String()}
-	if f == FaultNone {
+	delete(w.failCodes, addr)
+	switch f {
+	case FaultNone:
 		delete(w.faults, addr)
 		e.Kind, e.Fault = trace.KindFaultClear, ""
-	} else {
+	case FaultFailRPCs:
+		w.faults[addr], w.failCodes[addr] = f, code
+		e.Code = trace.CodeName(code)
+	default:
 		w.faults[addr] = f
 	}
 	w.recordLocked(e)
