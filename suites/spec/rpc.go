@@ -91,13 +91,9 @@ func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 // pick. The check fails when neither shows it.
 func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
 	start, r := RPCStart(g, tr, id), rpcResult(g, tr, id)
-	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool { return e.T >= start && e.T <= r.T })
-	if len(served) > 0 {
-		return served[len(served)-1].Addr
-	}
-	picks := trace.Select(PicksOf(tr, id), func(e trace.Event) bool { return e.Addr != "" })
-	g.ExpectWithOffset(1, picks).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
-	return picks[len(picks)-1].Addr
+	addr := servedOn(tr, id, start, r.T)
+	g.ExpectWithOffset(1, addr).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
+	return addr
 }
 
 // RequireConnectedBefore states the precondition of a check of how RPCs
