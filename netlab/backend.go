@@ -265,6 +265,11 @@ func (b *Backend) serveRPC(ctx context.Context, method string) error {
 		e.Peer = addrPortOf(p.Addr)
 		e.Addr = addrPortOf(p.LocalAddr)
 	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(RPCHeader); len(v) > 0 {
+			e.RPC = v[0]
+		}
+	}
 	var err error
 	if code, ok := b.failCode(e.Addr, method); ok {
 		e.Code = code

@@ -37,6 +37,7 @@ type Event struct {
 	Addr       netip.AddrPort
 	Peer       netip.AddrPort
 	Method     string
+	RPC        string // the RPCHeader an rpc-served request carried
 	Fault      Fault
 	Code       codes.Code // an RPC failed by FaultFailRPCs, or what that fault answers; OK otherwise
 	Retransmit bool
@@ -55,6 +56,9 @@ func (e Event) String() string {
 	}
 	if e.Method != "" {
 		s += " " + e.Method
+	}
+	if e.RPC != "" {
+		s += " rpc=" + e.RPC
 	}
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()

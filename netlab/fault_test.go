@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -307,7 +308,7 @@ func TestLab_FailRPCs_AnswersWithCodeUntilCleared(t *testing.T) {
 			if err := l.FailRPCs(ap, codes.ResourceExhausted); err != nil {
 				t.Fatal(err)
 			}
-			_, err := CallName(ctx, cc)
+			_, err := CallName(metadata.AppendToOutgoingContext(ctx, RPCHeader, "f1"), cc)
 			if st := status.Convert(err); st.Code() != codes.ResourceExhausted || st.Message() != FailMessage(ap.String()) {
 				t.Errorf("with fail_rpcs on %s: %v, want RESOURCE_EXHAUSTED %q", ap, err, FailMessage(ap.String()))
 			}
@@ -322,13 +323,13 @@ func TestLab_FailRPCs_AnswersWithCodeUntilCleared(t *testing.T) {
 				t.Errorf("the channel under fail_rpcs is %v, want READY", st)
 			}
 			failed := slices.ContainsFunc(l.Events(), func(e Event) bool {
-				return e.Kind == EventRPC && e.Addr == ap && e.Method == NameMethod && e.Code == codes.ResourceExhausted
+				return e.Kind == EventRPC && e.Addr == ap && e.Method == NameMethod && e.Code == codes.ResourceExhausted && e.RPC == "f1"
 			})
 			set := slices.ContainsFunc(l.Events(), func(e Event) bool {
 				return e.Kind == EventFaultSet && e.Addr == ap && e.Fault == FaultFailRPCs && e.Code == codes.ResourceExhausted
 			})
 			if !failed || !set {
-				t.Errorf("events: the failed RPC recorded with its code %v, the fault-set with its code %v", failed, set)
+				t.Errorf("events: the failed RPC recorded with its code and name %v, the fault-set with its code %v", failed, set)
 			}
 			if err := l.SetFault(ap, FaultNone); err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,5 +95,12 @@ func TestLab_FailRPCsFault(t *testing.T) {
 	})
 	if len(failed) != 2 {
 		t.Errorf("%d rpc-served events of b1 with the fault's code, want 2\n%s", len(failed), dump(tr.Events))
+	}
+	var named []string
+	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed)) {
+		named = append(named, e.RPC)
+	}
+	if want := []string{"r1", "r2", "r3", "r4", "r5", "r6"}; !slices.Equal(slices.Sorted(slices.Values(named)), want) {
+		t.Errorf("the rpc-served events name RPCs %v, want each of %v once (x-conform-rpc)", named, want)
 	}
 }

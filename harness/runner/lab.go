@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"time"
 
@@ -152,7 +153,7 @@ func (lr *labRun) apply(a scenario.Action) error {
 	case scenario.StartRPC:
 		lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
 			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
-		return lr.client.startRPC(a)
+		return lr.client.startRPC(named(a))
 	case scenario.SetConfig:
 		return lr.client.setConfig(a)
 	case scenario.SetFault:
@@ -167,6 +168,16 @@ func (lr *labRun) apply(a scenario.Action) error {
 		return lr.setXDS(a.Resources)
 	}
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
+}
+
+// named is RPC a carrying its id in the metadata netlab.RPCHeader, so the
+// backend that answers it records which RPC it was (rpc-served's rpc).
+func named(a scenario.StartRPC) scenario.StartRPC {
+	md := make(map[string]string, len(a.Metadata)+1)
+	maps.Copy(md, a.Metadata)
+	md[netlab.RPCHeader] = a.ID
+	a.Metadata = md
+	return a
 }
 
 var labFaults = map[scenario.FaultType]netlab.Fault{
@@ -287,7 +298,7 @@ func fromLab(e netlab.Event) trace.Event {
 	if !ok {
 		src = trace.SourceHarness
 	}
-	te := trace.Event{T: e.T, Source: src, Kind: trace.Kind(e.Kind), Backend: e.Backend, Method: e.Method, Retransmit: e.Retransmit}
+	te := trace.Event{T: e.T, Source: src, Kind: trace.Kind(e.Kind), Backend: e.Backend, Method: e.Method, RPC: e.RPC, Retransmit: e.Retransmit}
 	if e.Addr.IsValid() {
 		te.Addr = e.Addr.String()
 	}

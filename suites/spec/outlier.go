@@ -118,9 +118,20 @@ func Answers(tr *trace.Trace, ids ...string) []Answer {
 }
 
 // servedOn is ServedOn's evidence of the address RPC id (sent at start,
-// answered at end) was served on, or "".
+// answered at end) was served on, or "": the backend's rpc-served naming
+// the RPC (the lab names every RPC it sends); in a trace whose backends
+// name none, the last rpc-served between its start and its result; else
+// its last pick's address (the simulator has no backends).
 func servedOn(tr *trace.Trace, id string, start, end time.Duration) string {
-	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool { return e.T >= start && e.T <= end })
+	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed))
+	if named := trace.Select(served, func(e trace.Event) bool { return e.RPC != "" }); len(named) > 0 {
+		named = trace.Select(named, func(e trace.Event) bool { return e.RPC == id })
+		if len(named) == 0 {
+			return ""
+		}
+		return named[len(named)-1].Addr
+	}
+	served = trace.Select(served, func(e trace.Event) bool { return e.T >= start && e.T <= end })
 	if len(served) > 0 {
 		return served[len(served)-1].Addr
 	}

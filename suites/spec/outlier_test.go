@@ -90,3 +90,22 @@ func TestRequireInODInterval_BoundsFromTheEDSACK(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswers_NamedServedEventsWin verifies that where the backends name
+// the RPCs they answer, Answers goes by the name, not by the time window:
+// r2, sent while r1 was in flight, is answered on a2 before r1 is on a1.
+func TestAnswers_NamedServedEventsWin(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	tr := &trace.Trace{Events: []trace.Event{
+		{T: ms(1), Kind: trace.KindRPCStart, RPC: "r1"},
+		{T: ms(2), Kind: trace.KindRPCStart, RPC: "r2"},
+		{T: ms(3), Kind: trace.KindRPCServed, Addr: "a2", RPC: "r2"},
+		{T: ms(4), Kind: trace.KindRPCServed, Addr: "a1", RPC: "r1", Code: "UNAVAILABLE"},
+		{T: ms(5), Kind: trace.KindRPCResult, RPC: "r2", Code: "OK"},
+		{T: ms(6), Kind: trace.KindRPCResult, RPC: "r1", Code: "UNAVAILABLE"},
+	}}
+	want := []Answer{{"r1", "a1", "UNAVAILABLE"}, {"r2", "a2", "OK"}}
+	if diff := cmp.Diff(want, Answers(tr, "r1", "r2")); diff != "" {
+		t.Errorf("Answers (-want +got):\n%s", diff)
+	}
+}

@@ -86,9 +86,10 @@ func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 }
 
 // ServedOn is the address RPC id was served on: the backend's rpc-served
-// event between the RPC's start and its result, in the lab; where the trace
-// has none (the simulator has no backends' events), the address of its last
-// pick. The check fails when neither shows it.
+// event naming it, in the lab (in a trace recorded before backends named
+// RPCs, the last one between the RPC's start and its result); where the
+// trace has none (the simulator has no backends' events), the address of
+// its last pick. The check fails when neither shows it.
 func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
 	start, r := RPCStart(g, tr, id), rpcResult(g, tr, id)
 	addr := servedOn(tr, id, start, r.T)
