@@ -1,6 +1,7 @@
 package a75
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -39,20 +40,40 @@ const (
 // 2.4 s go to priority 1, b2. Counted per priority (one endpoint each,
 // below minimum_hosts) nothing would be ejected and they would reach b1.
 func odAcrossPriorities() spec.Spec {
+	return odPriorities("od-across-priorities", "eds1")
+}
+
+// odAcrossPrioritiesAggregate is odAcrossPriorities with eds1 behind an
+// aggregate cluster agg, the case A75 was written for: under the aggregate
+// each underlying cluster is a child of agg's priority policy with its own
+// outlier_detection above its own priorities, so eds1's two priorities are
+// still counted together (before A75 the aggregate's and eds1's priorities
+// were flattened into one list, one outlier_detection per priority).
+func odAcrossPrioritiesAggregate() spec.Spec {
+	return odPriorities("od-across-priorities-aggregate", "agg")
+}
+
+// odPriorities is the scenario and checks of odAcrossPriorities, the
+// client routed to cluster root: eds1 itself, or an aggregate over it.
+func odPriorities(name, root string) spec.Spec {
 	cluster := eds("eds1", xds.RoundRobin)
 	cluster.OutlierDetection = &xds.OutlierDetection{
 		Interval: odInterval, BaseEjectionTime: 30 * time.Second, MaxEjectionPercent: 50,
 		FailurePercentage: &xds.FailurePercentage{Threshold: 50, Enforcement: 100, MinimumHosts: 2, RequestVolume: odVolume},
 	}
+	clusters, via := []xds.Cluster{cluster}, ""
+	if root != cluster.Name {
+		clusters, via = append(clusters, aggregate(root, "", cluster.Name)), fmt.Sprintf(" behind aggregate %s", root)
+	}
 	failing, failover, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
-	b := scenario.New("od-across-priorities").
-		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s): "+
+	b := scenario.New(name).
+		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s)"+via+": "+
 			"p0 = [b1], p1 = [b2]; w1 at 0; b1 fails RPCs from 0.2 s; four RPCs at 0.3 s; b1 down at 0.4 s (failover to p1); "+
 			"four RPCs at 0.5 s; b1 up and answering at 0.6 s; four RPCs at 2.4 s").
 		Backend("b1", scenario.IPv4Only).
 		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
-		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{cluster}, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4")))))
+		At(0, scenario.ServeXDS(spec.XDSResources(root, clusters, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4")))))
 	spec.SendRPCs(b, 0, []string{"w1"})
 	b.At(200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
 	spec.SendRPCs(b, 300*time.Millisecond, failing)

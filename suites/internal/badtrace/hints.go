@@ -64,7 +64,8 @@ var hints = map[string][]string{
 	// Only b1's subchannel is ejected: e1's new connection over b2 serves.
 	"a61/xds-od-eject-all-addresses A61-OD-EJECT-ALL-ADDRESSES #1": {"serve-on[n1,b2]"},
 	// Counted per priority, b1 is not ejected and priority 0 serves again.
-	"a75/od-across-priorities A75-AGG-OD-ACROSS-PRIORITIES #1": {"serve-on[n1,b1]"},
+	"a75/od-across-priorities A75-AGG-OD-ACROSS-PRIORITIES #1":           {"serve-on[n1,b1]"},
+	"a75/od-across-priorities-aggregate A75-AGG-OD-ACROSS-PRIORITIES #1": {"serve-on[n1,b1]"},
 	// With the guard on, the additional address is ignored: r1 fails on b1.
 	"a61/xds-dualstack-guard-on A61-XDS-ENV-GUARD #1": {"fail-rpc[r1]"},
 	// The invalid EDS resource is accepted.
