@@ -33,10 +33,12 @@ const (
 // detection counts, in the lab as in the simulator. RPCs go one every 10 ms
 // (spec.SendRPCs), so round_robin gives each of two READY endpoints every
 // other one; the checks count where each went (spec.Answers) rather than
-// trust that, and state the counts they need as preconditions. The sweeps
-// are placed from the client's first EDS ACK (spec.RequireInODInterval):
-// the groups of RPCs sit well inside an interval for a client that ACKs
-// within 0.2 s, and a check of one that does not is inconclusive.
+// trust that, and state the counts they need as preconditions. Every step
+// after w1 is timed from the client's first EDS ACK (spec.ODCounting), and
+// so are the sweeps the checks place (spec.RequireInODInterval): the times
+// below count from that ACK, so the groups of RPCs sit well inside their
+// intervals however long the client takes to start, and a check of a run
+// where one does not is inconclusive.
 
 // xdsODPerEndpoint: eds1 (round_robin, odCluster) with e1 = b1/ipv4 and
 // additional_addresses [b2/ipv4], e2 = b3/ipv4; b1 and b2 fail every RPC
@@ -57,18 +59,18 @@ func xdsODPerEndpoint() spec.Spec {
 	onB1, onB2, ejected, back := spec.RPCIDs("a", 8), spec.RPCIDs("c", 8), spec.RPCIDs("n", 4), spec.RPCIDs("m", 4)
 	b := odScenario("xds-od-per-endpoint", la).
 		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, request_volume 6, minimum_hosts 2, interval 1 s, "+
-			"base_ejection_time 0.5 s): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; b1 and b2 fail RPCs from 0.2 s; "+
-			"8 RPCs at 0.3 s; b1 down at 0.45 s (e1 reconnects over b2); 8 RPCs at 0.55 s; b2's fault cleared at 1.3 s; "+
+			"base_ejection_time 0.5 s): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; times from the first EDS ACK: "+
+			"b1 and b2 fail RPCs from 0.2 s; 8 RPCs at 0.3 s; b1 down at 0.45 s (e1 reconnects over b2); 8 RPCs at 0.55 s; b2's fault cleared at 1.3 s; "+
 			"RPCs at 1.4 s and 2.4 s").
-		At(200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs)).
-		At(200*time.Millisecond, scenario.Fault("b2/ipv4", scenario.FailRPCs))
-	spec.SendRPCs(b, 300*time.Millisecond, onB1)
-	b.At(450*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
-	spec.SendRPCs(b, 550*time.Millisecond, onB2)
-	b.At(1300*time.Millisecond, scenario.Clear("b2/ipv4"))
-	spec.SendRPCs(b, 1400*time.Millisecond, ejected)
-	spec.SendRPCs(b, 2400*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(5 * time.Second).MustBuild()
+		AfterDelay(spec.ODCounting, 200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs)).
+		AfterDelay(spec.ODCounting, 200*time.Millisecond, scenario.Fault("b2/ipv4", scenario.FailRPCs))
+	spec.SendRPCsAfter(b, spec.ODCounting, 300*time.Millisecond, onB1)
+	b.AfterDelay(spec.ODCounting, 450*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
+	spec.SendRPCsAfter(b, spec.ODCounting, 550*time.Millisecond, onB2)
+	b.AfterDelay(spec.ODCounting, 1300*time.Millisecond, scenario.Clear("b2/ipv4"))
+	spec.SendRPCsAfter(b, spec.ODCounting, 1400*time.Millisecond, ejected)
+	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, back)
+	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, onB1, onB2)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,
@@ -161,15 +163,15 @@ func xdsODEjectAllAddresses() spec.Spec {
 	first, second, ejected, back := spec.RPCIDs("a", 8), spec.RPCIDs("d", 8), spec.RPCIDs("n", 4), spec.RPCIDs("m", 4)
 	b := odScenario("xds-od-eject-all-addresses", la).
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4; "+
-			"b1 fails RPCs from 0.2 s; 16 RPCs at 0.3 s (e1 ejected at the first sweep); b1 down at 1.2 s, so e1 reconnects over b2; "+
+			"times from the first EDS ACK: b1 fails RPCs from 0.2 s; 16 RPCs at 0.3 s (e1 ejected at the first sweep); b1 down at 1.2 s, so e1 reconnects over b2; "+
 			"RPCs at 1.5 s and 2.5 s").
-		At(200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
-	spec.SendRPCs(b, 300*time.Millisecond, first)
-	spec.SendRPCs(b, 380*time.Millisecond, second)
-	b.At(1200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
-	spec.SendRPCs(b, 1500*time.Millisecond, ejected)
-	spec.SendRPCs(b, 2500*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(5 * time.Second).MustBuild()
+		AfterDelay(spec.ODCounting, 200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
+	spec.SendRPCsAfter(b, spec.ODCounting, 300*time.Millisecond, first)
+	spec.SendRPCsAfter(b, spec.ODCounting, 380*time.Millisecond, second)
+	b.AfterDelay(spec.ODCounting, 1200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
+	spec.SendRPCsAfter(b, spec.ODCounting, 1500*time.Millisecond, ejected)
+	spec.SendRPCsAfter(b, spec.ODCounting, 2500*time.Millisecond, back)
+	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, first, second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,
@@ -228,18 +230,18 @@ func xdsODKeysAddressesOnly() spec.Spec {
 	before, after, ejected, moved, back := spec.RPCIDs("a", 8), spec.RPCIDs("f", 8), spec.RPCIDs("p", 4), spec.RPCIDs("n", 4), spec.RPCIDs("m", 4)
 	b := odScenario("xds-od-keys-addresses-only", oneLocality("eds1", e1, e2)).
 		Describe("eds1 (round_robin, outlier_detection as xds-od-per-endpoint): e1 = b1/ipv4 + additional [b2/ipv4], e2 = b3/ipv4 in z1; "+
-			"b1 fails RPCs from 0.2 s; 8 RPCs at 0.3 s; at 0.45 s both HEALTHY (e1 weight 3); 8 RPCs at 0.55 s; e1 ejected at the first sweep; "+
+			"times from the first EDS ACK: b1 fails RPCs from 0.2 s; 8 RPCs at 0.3 s; at 0.45 s both HEALTHY (e1 weight 3); 8 RPCs at 0.55 s; e1 ejected at the first sweep; "+
 			"b1's fault cleared at 1.1 s; at 1.45 s both move to z2, health unset; RPCs at 1.3 s, 1.65 s and 2.4 s").
-		At(200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
-	spec.SendRPCs(b, 300*time.Millisecond, before)
-	b.At(450*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), oneLocality("eds1", h1, h2))))
-	spec.SendRPCs(b, 550*time.Millisecond, after)
-	b.At(1100*time.Millisecond, scenario.Clear("b1/ipv4"))
-	spec.SendRPCs(b, 1300*time.Millisecond, ejected)
-	b.At(1450*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2))))
-	spec.SendRPCs(b, 1650*time.Millisecond, moved)
-	spec.SendRPCs(b, 2400*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(5 * time.Second).MustBuild()
+		AfterDelay(spec.ODCounting, 200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
+	spec.SendRPCsAfter(b, spec.ODCounting, 300*time.Millisecond, before)
+	b.AfterDelay(spec.ODCounting, 450*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), oneLocality("eds1", h1, h2))))
+	spec.SendRPCsAfter(b, spec.ODCounting, 550*time.Millisecond, after)
+	b.AfterDelay(spec.ODCounting, 1100*time.Millisecond, scenario.Clear("b1/ipv4"))
+	spec.SendRPCsAfter(b, spec.ODCounting, 1300*time.Millisecond, ejected)
+	b.AfterDelay(spec.ODCounting, 1450*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2))))
+	spec.SendRPCsAfter(b, spec.ODCounting, 1650*time.Millisecond, moved)
+	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, back)
+	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, before, after)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,

@@ -29,7 +29,9 @@ const (
 // eds1 (round_robin) has b1 in priority 0 and b2 in priority 1, and
 // outlier_detection with failure percentage ejection: threshold 50 %,
 // enforcement 100, minimum_hosts 2, request_volume 4 (interval 2 s, base
-// ejection time 30 s). w1 at 0 reaches b1 (priority 0 is chosen). b1 fails
+// ejection time 30 s). w1 at 0 reaches b1 (priority 0 is chosen). The
+// other steps are timed from the client's first EDS ACK (spec.ODCounting),
+// as the checks place the sweeps, and so are the times below. b1 fails
 // every RPC from 0.2 s (fail_rpcs): four RPCs at 0.3 s fail on b1. b1 goes
 // down at 0.4 s: priority 0 fails and priority 1 takes over, so four RPCs
 // at 0.5 s reach b2. b1 is up, answering again, from 0.6 s; its pick_first
@@ -68,21 +70,21 @@ func odPriorities(name, root string) spec.Spec {
 	failing, failover, after := spec.RPCIDs("a", 4), spec.RPCIDs("s", 4), spec.RPCIDs("n", 4)
 	b := scenario.New(name).
 		Describe("eds1 (round_robin; outlier_detection failure_percentage 50 %, minimum_hosts 2, request_volume 4, interval 2 s)"+via+": "+
-			"p0 = [b1], p1 = [b2]; w1 at 0; b1 fails RPCs from 0.2 s; four RPCs at 0.3 s; b1 down at 0.4 s (failover to p1); "+
+			"p0 = [b1], p1 = [b2]; w1 at 0; times from the first EDS ACK: b1 fails RPCs from 0.2 s; four RPCs at 0.3 s; b1 down at 0.4 s (failover to p1); "+
 			"four RPCs at 0.5 s; b1 up and answering at 0.6 s; four RPCs at 2.4 s").
 		Backend("b1", scenario.IPv4Only).
 		Backend("b2", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.ServeXDS(spec.XDSResources(root, clusters, assignment("eds1", addrs("b1/ipv4"), addrs("b2/ipv4")))))
 	spec.SendRPCs(b, 0, []string{"w1"})
-	b.At(200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
-	spec.SendRPCs(b, 300*time.Millisecond, failing)
-	b.At(400*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
-	spec.SendRPCs(b, 500*time.Millisecond, failover)
-	b.At(600*time.Millisecond, scenario.Clear("b1/ipv4"))
-	spec.SendRPCs(b, 2400*time.Millisecond, after)
+	b.AfterDelay(spec.ODCounting, 200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.FailRPCs))
+	spec.SendRPCsAfter(b, spec.ODCounting, 300*time.Millisecond, failing)
+	b.AfterDelay(spec.ODCounting, 400*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
+	spec.SendRPCsAfter(b, spec.ODCounting, 500*time.Millisecond, failover)
+	b.AfterDelay(spec.ODCounting, 600*time.Millisecond, scenario.Clear("b1/ipv4"))
+	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, after)
 	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
-		End(5 * time.Second).
+		End(6 * time.Second).
 		MustBuild()
 	counted := slices.Concat([]string{"w1"}, failing, failover)
 	return spec.Spec{

@@ -26,6 +26,13 @@ import (
 // slack leaves room for a loaded one).
 const ODSlack = 100 * time.Millisecond
 
+// ODCounting is the event an outlier detection scenario times its steps
+// from (Builder.AfterDelay, SendRPCsAfter): the client's first EDS ACK,
+// which is where ODStart puts the start of the sweep schedule. Timed from
+// it, the groups of RPCs keep their places in the intervals however long a
+// client takes to start (a driver process, a loaded machine).
+var ODCounting = scenario.On("xds-request").WithXDS(trace.XDSACK, "EDS")
+
 // ODStart is when the client's outlier detection began counting, as its
 // first EDS ACK shows it (within ODSlack); ok is false when it never ACKed
 // EDS.

@@ -35,6 +35,16 @@ func SendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scena
 	return b
 }
 
+// SendRPCsAfter is SendRPCs timed from an event: the RPCs ids one every
+// 10 ms from at after c is met.
+func SendRPCsAfter(b *scenario.Builder, c scenario.Cond, at time.Duration, ids []string, opts ...scenario.RPCOption) *scenario.Builder {
+	for i, id := range ids {
+		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
+		b.AfterDelay(c, at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
+	}
+	return b
+}
+
 // RPCStart is when RPC id was sent (its rpc-start); the check fails if it
 // never was.
 func RPCStart(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
