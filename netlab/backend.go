@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/vishvananda/netns"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 )
 
 // Backend is one backend host: a namespace with an in-process grpc-go server
@@ -29,6 +32,7 @@ type Backend struct {
 	mu        sync.Mutex // guards the fields below; never held while calling out
 	down      bool
 	faults    map[netip.AddrPort]Fault
+	failCodes map[netip.AddrPort]codes.Code // what each FaultFailRPCs address answers with
 	listeners map[netip.AddrPort]net.Listener
 	conns     map[netip.AddrPort]map[net.Conn]struct{}
 	serving   sync.WaitGroup // Serve loops and stalled connections
@@ -49,6 +53,7 @@ func newBackend(bc BackendConfig, index int, ns netns.NsHandle, addrs []netip.Ad
 	b := &Backend{
 		name: bc.Name, index: index, ns: ns, rec: rec, addrs: addrs,
 		faults:    make(map[netip.AddrPort]Fault),
+		failCodes: make(map[netip.AddrPort]codes.Code),
 		listeners: make(map[netip.AddrPort]net.Listener),
 		conns:     make(map[netip.AddrPort]map[net.Conn]struct{}),
 	}
@@ -143,14 +148,19 @@ func (b *Backend) has(ap netip.AddrPort) bool {
 	return false
 }
 
-// setFault applies f to ap; it is in force when setFault returns.
-func (b *Backend) setFault(ap netip.AddrPort, f Fault) error {
+// setFault applies f to ap (code: what FaultFailRPCs answers with); it is
+// in force when setFault returns.
+func (b *Backend) setFault(ap netip.AddrPort, f Fault, code codes.Code) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	old := b.faults[ap]
-	if f == FaultNone {
+	delete(b.failCodes, ap)
+	switch f {
+	case FaultNone:
 		delete(b.faults, ap)
-	} else {
+	case FaultFailRPCs:
+		b.faults[ap], b.failCodes[ap] = f, code
+	default:
 		b.faults[ap] = f
 	}
 	if isFirewalled(old) || isFirewalled(f) {
@@ -230,24 +240,63 @@ func (b *Backend) close() {
 
 func (b *Backend) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	_ = grpc.SetHeader(ctx, metadata.Pairs(BackendHeader, b.name))
-	b.recordRPC(ctx, info.FullMethod)
+	if err := b.serveRPC(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
 	return h(ctx, req)
 }
 
 func (b *Backend) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	_ = ss.SetHeader(metadata.Pairs(BackendHeader, b.name))
-	b.recordRPC(ss.Context(), info.FullMethod)
+	if err := b.serveRPC(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
 	return h(srv, ss)
 }
 
-func (b *Backend) recordRPC(ctx context.Context, method string) {
+// serveRPC records an RPC as rpc-served and returns the status it is to
+// fail with under FaultFailRPCs on the address it came in on, or nil when
+// the handler is to serve it.
+func (b *Backend) serveRPC(ctx context.Context, method string) error {
 	e := Event{T: b.rec.now(), Kind: EventRPC, Backend: b.name, Method: method}
 	if p, ok := peer.FromContext(ctx); ok {
 		e.Peer = addrPortOf(p.Addr)
 		e.Addr = addrPortOf(p.LocalAddr)
 	}
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if v := md.Get(RPCHeader); len(v) > 0 {
+			e.RPC = v[0]
+		}
+	}
+	var err error
+	if code, ok := b.failCode(e.Addr, method); ok {
+		e.Code = code
+		err = status.Error(code, FailMessage(e.Addr.String()))
+	}
 	b.rec.add(e)
+	return err
 }
+
+// failCode is the code RPCs of method on ap fail with, when ap has
+// FaultFailRPCs: every RPC but the health service's, which keeps answering
+// what SetServing set (a health check is not an RPC the client's policy
+// counts).
+func (b *Backend) failCode(ap netip.AddrPort, method string) (codes.Code, bool) {
+	if strings.HasPrefix(method, "/"+healthpb.Health_ServiceDesc.ServiceName+"/") {
+		return codes.OK, false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.faults[ap] != FaultFailRPCs {
+		return codes.OK, false
+	}
+	return b.failCodes[ap], true
+}
+
+// FailMessage is the status message of an RPC a FaultFailRPCs address
+// (addr, "ip:port") fails. The simulator answers with the same message
+// (harness/sim), so a client's results read alike in both.
+func FailMessage(addr string) string { return "fault fail_rpcs on " + addr }
 
 func addrPortOf(a net.Addr) netip.AddrPort {
 	if t, ok := a.(*net.TCPAddr); ok {

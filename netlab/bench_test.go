@@ -61,7 +61,7 @@ func BenchmarkLabStartClose(b *testing.B) {
 func BenchmarkFaultSetClear(b *testing.B) {
 	l := startLab(b, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2"}}})
 	ap, _ := l.Addr("b1", IPv6)
-	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown} {
+	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown, FaultFailRPCs} {
 		b.Run(f.String(), func(b *testing.B) {
 			for b.Loop() {
 				if err := l.SetFault(ap, f); err != nil {

@@ -12,10 +12,14 @@ import (
 // What every backend serves, callable from any language without generated
 // code: a unary method whose request and response are raw bytes (the response
 // is the backend's name), and the standard health service. Every response
-// carries the header BackendHeader naming the backend.
+// carries the header BackendHeader naming the backend. A request carrying
+// the metadata RPCHeader is recorded under that name (Event.RPC): the
+// harness names each RPC it sends so, and a backend's record says which
+// RPC it answered even when several are in flight.
 const (
 	NameMethod    = "/conform.lab.Backend/Name"
 	BackendHeader = "x-conform-backend"
+	RPCHeader     = "x-conform-rpc"
 )
 
 // RawCodec passes []byte through untouched and encodes protobuf messages as

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // EventKind names what the lab observed.
@@ -18,9 +20,9 @@ const (
 	EventRST         EventKind = "rst"          // capture: Addr refused Peer's SYN
 	EventAccept      EventKind = "accept"       // backend: TCP connection from Peer accepted on Addr
 	EventPreface     EventKind = "preface"      // backend: HTTP/2 client preface from Peer on Addr
-	EventRPC         EventKind = "rpc-served"   // backend: Method served for Peer on Addr
+	EventRPC         EventKind = "rpc-served"   // backend: Method served for Peer on Addr (failed with Code under FaultFailRPCs)
 	EventConnClose   EventKind = "conn-close"   // backend: Peer closed its connection on Addr
-	EventFaultSet    EventKind = "fault-set"    // Fault applied to Addr
+	EventFaultSet    EventKind = "fault-set"    // Fault applied to Addr (FaultFailRPCs: answering with Code)
 	EventFaultClear  EventKind = "fault-clear"  // the fault on Addr removed
 	EventBackendDown EventKind = "backend-down" // Backend stopped listening everywhere
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
@@ -37,7 +39,9 @@ type Event struct {
 	Addr       netip.AddrPort
 	Peer       netip.AddrPort
 	Method     string
+	RPC        string // the RPCHeader an rpc-served request carried
 	Fault      Fault
+	Code       codes.Code // an RPC failed by FaultFailRPCs, or what that fault answers; OK otherwise
 	Retransmit bool
 	Late       time.Duration // a stall's length
 	Service    string        // EventHealthSet: the health service name ("" the overall health)
@@ -58,6 +62,9 @@ func (e Event) String() string {
 	if e.Method != "" {
 		s += " " + e.Method
 	}
+	if e.RPC != "" {
+		s += " rpc=" + e.RPC
+	}
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()
 	}
@@ -67,6 +74,9 @@ func (e Event) String() string {
 			st = "SERVING"
 		}
 		s += fmt.Sprintf(" service=%q %s", e.Service, st)
+	}
+	if e.Code != codes.OK {
+		s += " " + e.Code.String()
 	}
 	if e.Retransmit {
 		s += " (retransmit)"

@@ -15,17 +15,19 @@ import (
 type Fault int
 
 // The faults of DESIGN.md. Drop and Reset act on new connections only (SYNs);
-// Stall and Down are carried out by the backend itself; Down also closes the
-// address's live connections.
+// Stall, Down and FailRPCs are carried out by the backend itself; Down also
+// closes the address's live connections. FailRPCs leaves connections alone
+// and fails the RPCs on them (Lab.FailRPCs).
 const (
-	FaultNone  Fault = iota // healthy
-	FaultDrop               // SYN dropped: connect hangs; the kernel retransmits at ~1 s steps
-	FaultReset              // SYN answered with a TCP reset: connect fails within a round trip
-	FaultStall              // TCP accepted, HTTP/2 never answered
-	FaultDown               // no listener; live connections closed
+	FaultNone     Fault = iota // healthy
+	FaultDrop                  // SYN dropped: connect hangs; the kernel retransmits at ~1 s steps
+	FaultReset                 // SYN answered with a TCP reset: connect fails within a round trip
+	FaultStall                 // TCP accepted, HTTP/2 never answered
+	FaultDown                  // no listener; live connections closed
+	FaultFailRPCs              // served, but every RPC but the health service's answered with a status code
 )
 
-var faultNames = []string{"none", "drop", "reset", "stall", "down"}
+var faultNames = []string{"none", "drop", "reset", "stall", "down", "fail_rpcs"}
 
 func (f Fault) String() string {
 	if int(f) >= 0 && int(f) < len(faultNames) {
@@ -34,12 +36,13 @@ func (f Fault) String() string {
 	return fmt.Sprintf("Fault(%d)", int(f))
 }
 
-// ParseFault parses a fault's name ("drop", "reset", "stall", "down", "none").
+// ParseFault parses a fault's name ("drop", "reset", "stall", "down",
+// "fail_rpcs", "none").
 func ParseFault(s string) (Fault, error) {
 	if i := slices.Index(faultNames, s); i >= 0 {
 		return Fault(i), nil
 	}
-	return 0, fmt.Errorf("netlab: unknown fault %q (want one of drop, reset, stall, down, none)", s)
+	return 0, fmt.Errorf("netlab: unknown fault %q (want one of drop, reset, stall, down, fail_rpcs, none)", s)
 }
 
 // firewall holds the nftables rules of one backend namespace: a table

@@ -12,7 +12,11 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // probeWait is how long a probe waits for something that should not happen.
@@ -68,10 +72,10 @@ func TestLab_Faults_EachModeBothFamilies(t *testing.T) {
 	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}, {Name: "b2"}}})
 	want := map[Fault]outcome{
 		FaultNone: outEstablished, FaultDrop: outHangs, FaultReset: outRefused,
-		FaultStall: outStalled, FaultDown: outRefused,
+		FaultStall: outStalled, FaultDown: outRefused, FaultFailRPCs: outEstablished,
 	}
 	other := l.Backend("b2").Addrs()
-	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown} {
+	for _, f := range []Fault{FaultDrop, FaultReset, FaultStall, FaultDown, FaultFailRPCs} {
 		for _, ap := range l.Backend("b1").Addrs() {
 			t.Run(f.String()+"/"+family(ap), func(t *testing.T) {
 				if err := l.SetFault(ap, f); err != nil {
@@ -283,4 +287,59 @@ func TestLab_StartNamesTheBadField(t *testing.T) {
 
 func contains(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
+}
+
+// TestLab_FailRPCs_AnswersWithCodeUntilCleared verifies fail_rpcs on one
+// address, both families: over the channel it already had, every RPC on
+// that address fails with the code (the health service aside) and is
+// recorded as rpc-served with it; the backend's other address and the
+// connection are untouched; clearing restores the answers.
+func TestLab_FailRPCs_AnswersWithCodeUntilCleared(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}}})
+	addrs := l.Backend("b1").Addrs()
+	for i, ap := range addrs {
+		t.Run(family(ap), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			cc, other := dialGRPC(t, l, ap.String()), dialGRPC(t, l, addrs[1-i].String())
+			if _, err := CallName(ctx, cc); err != nil {
+				t.Fatal(err)
+			}
+			if err := l.FailRPCs(ap, codes.ResourceExhausted); err != nil {
+				t.Fatal(err)
+			}
+			_, err := CallName(metadata.AppendToOutgoingContext(ctx, RPCHeader, "f1"), cc)
+			if st := status.Convert(err); st.Code() != codes.ResourceExhausted || st.Message() != FailMessage(ap.String()) {
+				t.Errorf("with fail_rpcs on %s: %v, want RESOURCE_EXHAUSTED %q", ap, err, FailMessage(ap.String()))
+			}
+			if name, err := CallName(ctx, other); err != nil || name != "b1" {
+				t.Errorf("the untouched %s: %q, %v", addrs[1-i], name, err)
+			}
+			hc, err := healthpb.NewHealthClient(cc).Check(ctx, &healthpb.HealthCheckRequest{})
+			if err != nil || hc.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+				t.Errorf("the health service under fail_rpcs: %v, %v; want SERVING", hc, err)
+			}
+			if st := cc.GetState(); st != connectivity.Ready {
+				t.Errorf("the channel under fail_rpcs is %v, want READY", st)
+			}
+			failed := slices.ContainsFunc(l.Events(), func(e Event) bool {
+				return e.Kind == EventRPC && e.Addr == ap && e.Method == NameMethod && e.Code == codes.ResourceExhausted && e.RPC == "f1"
+			})
+			set := slices.ContainsFunc(l.Events(), func(e Event) bool {
+				return e.Kind == EventFaultSet && e.Addr == ap && e.Fault == FaultFailRPCs && e.Code == codes.ResourceExhausted
+			})
+			if !failed || !set {
+				t.Errorf("events: the failed RPC recorded with its code and name %v, the fault-set with its code %v", failed, set)
+			}
+			if err := l.SetFault(ap, FaultNone); err != nil {
+				t.Fatal(err)
+			}
+			if name, err := CallName(ctx, cc); err != nil || name != "b1" {
+				t.Errorf("after clearing fail_rpcs on %s: %q, %v", ap, name, err)
+			}
+		})
+	}
+	if err := l.FailRPCs(addrs[0], codes.OK); err == nil {
+		t.Error("FailRPCs with OK: no error")
+	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc/codes"
 )
 
 // Lab is a running lab. Its methods are safe for concurrent use.
@@ -225,21 +226,43 @@ func (l *Lab) Addr(name string, fam Family) (netip.AddrPort, error) {
 }
 
 // SetFault applies f (FaultNone clears) to one backend address. The fault is
-// in force when SetFault returns.
+// in force when SetFault returns. FaultFailRPCs answers with UNAVAILABLE
+// (FailRPCs chooses the code).
 func (l *Lab) SetFault(ap netip.AddrPort, f Fault) error {
+	if f < FaultNone || f > FaultFailRPCs {
+		return fmt.Errorf("netlab: unknown fault %d", int(f))
+	}
+	return l.setFault(ap, f, codes.Unavailable)
+}
+
+// FailRPCs makes the backend answer every RPC on ap, its health service's
+// aside, with status code (not OK) until the fault is cleared (SetFault
+// with FaultNone) or replaced: fault FaultFailRPCs. Connections are
+// accepted and kept; the backend records each RPC it fails as rpc-served
+// with the code. The fault is in force when FailRPCs returns.
+func (l *Lab) FailRPCs(ap netip.AddrPort, code codes.Code) error {
+	if code == codes.OK || code > codes.Unauthenticated {
+		return fmt.Errorf("netlab: fail_rpcs with status %v: want a failure code", code)
+	}
+	return l.setFault(ap, FaultFailRPCs, code)
+}
+
+// setFault applies f to ap (code: what FaultFailRPCs answers with) and
+// records fault-set or fault-clear.
+func (l *Lab) setFault(ap netip.AddrPort, f Fault, code codes.Code) error {
 	b := l.byAddr[ap]
 	if b == nil {
 		return fmt.Errorf("netlab: %s is not a backend address of this lab", ap)
 	}
-	if f < FaultNone || f > FaultDown {
-		return fmt.Errorf("netlab: unknown fault %d", int(f))
-	}
-	if err := b.setFault(ap, f); err != nil {
+	if err := b.setFault(ap, f, code); err != nil {
 		return err
 	}
 	e := Event{T: l.rec.now(), Kind: EventFaultSet, Backend: b.name, Addr: ap, Fault: f}
-	if f == FaultNone {
+	switch f {
+	case FaultNone:
 		e.Kind = EventFaultClear
+	case FaultFailRPCs:
+		e.Code = code
 	}
 	l.rec.add(e)
 	return nil

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"time"
 
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 
 	"github.com/conformlab/conform/harness/scenario"
@@ -159,13 +161,13 @@ func (lr *labRun) apply(a scenario.Action) error {
 	case scenario.StartRPC:
 		lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindRPCStart, RPC: a.ID,
 			Method: netlab.NameMethod, WaitForReady: a.WaitForReady, Duration: a.Deadline})
-		return lr.client.startRPC(a)
+		return lr.client.startRPC(named(a))
 	case scenario.SetConfig:
 		return lr.client.setConfig(a)
 	case scenario.SetFault:
-		return lr.setFault(a.Addr, labFaults[a.Fault])
+		return lr.setFault(a)
 	case scenario.ClearFault:
-		return lr.setFault(a.Addr, netlab.FaultNone)
+		return lr.setFault(scenario.SetFault{Addr: a.Addr})
 	case scenario.BackendDown:
 		return lr.lab.SetBackendDown(a.Backend, true)
 	case scenario.BackendUp:
@@ -178,13 +180,29 @@ func (lr *labRun) apply(a scenario.Action) error {
 	return fmt.Errorf("the lab cannot apply %s", a.Kind())
 }
 
-var labFaults = map[scenario.FaultType]netlab.Fault{
-	"": netlab.FaultNone, scenario.Drop: netlab.FaultDrop, scenario.Reset: netlab.FaultReset,
-	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown,
+// named is RPC a carrying its id in the metadata netlab.RPCHeader, so the
+// backend that answers it records which RPC it was (rpc-served's rpc).
+func named(a scenario.StartRPC) scenario.StartRPC {
+	md := make(map[string]string, len(a.Metadata)+1)
+	maps.Copy(md, a.Metadata)
+	md[netlab.RPCHeader] = a.ID
+	a.Metadata = md
+	return a
 }
 
-func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
-	addr, err := lr.s.Concrete(a, AddrOf)
+var labFaults = map[scenario.FaultType]netlab.Fault{
+	"": netlab.FaultNone, scenario.Drop: netlab.FaultDrop, scenario.Reset: netlab.FaultReset,
+	scenario.Stall: netlab.FaultStall, scenario.Down: netlab.FaultDown, scenario.FailRPCs: netlab.FaultFailRPCs,
+}
+
+// setFault applies a fault step; one without a fault clears the address.
+// The lab records fault-set / fault-clear.
+func (lr *labRun) setFault(a scenario.SetFault) error {
+	f, ok := labFaults[a.Fault]
+	if !ok {
+		return fmt.Errorf("the lab cannot apply fault %q", a.Fault)
+	}
+	addr, err := lr.s.Concrete(a.Addr, AddrOf)
 	if err != nil {
 		return err
 	}
@@ -192,7 +210,14 @@ func (lr *labRun) setFault(a scenario.Addr, f netlab.Fault) error {
 	if err != nil {
 		return err
 	}
-	return lr.lab.SetFault(ap, f) // the lab records fault-set / fault-clear
+	if f != netlab.FaultFailRPCs {
+		return lr.lab.SetFault(ap, f)
+	}
+	code, ok := trace.ParseCode(a.FailCode())
+	if !ok {
+		return fmt.Errorf("fault %s: unknown status code %q", a.Fault, a.FailCode())
+	}
+	return lr.lab.FailRPCs(ap, code)
 }
 
 // setHealth has the address's backend serve the step's status for its
@@ -297,7 +322,7 @@ func fromLab(e netlab.Event) trace.Event {
 	if !ok {
 		src = trace.SourceHarness
 	}
-	te := trace.Event{T: e.T, Source: src, Kind: trace.Kind(e.Kind), Backend: e.Backend, Method: e.Method, Retransmit: e.Retransmit}
+	te := trace.Event{T: e.T, Source: src, Kind: trace.Kind(e.Kind), Backend: e.Backend, Method: e.Method, RPC: e.RPC, Retransmit: e.Retransmit}
 	if e.Addr.IsValid() {
 		te.Addr = e.Addr.String()
 	}
@@ -320,6 +345,9 @@ func fromLab(e netlab.Event) trace.Event {
 		if e.Serving {
 			te.State = connectivity.Ready.String()
 		}
+	}
+	if e.Code != codes.OK {
+		te.Code = trace.CodeName(e.Code)
 	}
 	return te
 }

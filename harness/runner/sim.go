@@ -63,7 +63,7 @@ func (sr *simRun) simulate(ctx context.Context, name, config string, opts Option
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer w.Close()
-	sr.w, sr.faults, sr.down = w, map[string]scenario.FaultType{}, map[string]bool{}
+	sr.w, sr.faults, sr.down = w, map[string]scenario.SetFault{}, map[string]bool{}
 	if err := setup(w); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -90,12 +90,12 @@ func (sr *simRun) simulate(ctx context.Context, name, config string, opts Option
 type simRun struct {
 	s      *scenario.Scenario
 	w      *sim.Channel
-	env    reference.Switches            // the reference's options from the scenario's environment
-	linked bool                          // grpc-go's own policies (LinkedGRPCGo), not the reference's
-	policy string                        // the reference policy the channel was built with
-	faults map[string]scenario.FaultType // per concrete address
-	down   map[string]bool               // backends taken down
-	health healthCheck                   // the client's health checking, for the whole run
+	env    reference.Switches           // the reference's options from the scenario's environment
+	linked bool                         // grpc-go's own policies (LinkedGRPCGo), not the reference's
+	policy string                       // the reference policy the channel was built with
+	faults map[string]scenario.SetFault // per concrete address
+	down   map[string]bool              // backends taken down
+	health healthCheck                  // the client's health checking, for the whole run
 
 	// With scenario.TargetXDS: the xDS exchange, the xds steps applied so
 	// far, and the LOGICAL_DNS answers (xdsDNS, the last per cluster).
@@ -138,8 +138,8 @@ func (sw *simRun) advance(ctx context.Context, cond func() bool, until time.Dura
 }
 
 var simFaults = map[scenario.FaultType]sim.Fault{
-	scenario.Drop: sim.FaultDrop, scenario.Reset: sim.FaultReset,
-	scenario.Stall: sim.FaultStall, scenario.Down: sim.FaultDown,
+	"": sim.FaultNone, scenario.Drop: sim.FaultDrop, scenario.Reset: sim.FaultReset,
+	scenario.Stall: sim.FaultStall, scenario.Down: sim.FaultDown, scenario.FailRPCs: sim.FaultFailRPCs,
 }
 
 func (sw *simRun) apply(a scenario.Action) error {
@@ -157,9 +157,9 @@ func (sw *simRun) apply(a scenario.Action) error {
 	case scenario.SetXDS:
 		return sw.xds(a.Resources)
 	case scenario.SetFault:
-		return sw.setFault(a.Addr, a.Fault)
+		return sw.setFault(a)
 	case scenario.ClearFault:
-		return sw.setFault(a.Addr, "")
+		return sw.setFault(scenario.SetFault{Addr: a.Addr})
 	case scenario.BackendDown:
 		return sw.setDown(a.Backend, true)
 	case scenario.BackendUp:
@@ -280,20 +280,39 @@ func (sw *simRun) setHealth(h scenario.SetHealth) error {
 	return nil
 }
 
-func (sw *simRun) setFault(a scenario.Addr, f scenario.FaultType) error {
-	addr, err := sw.s.Concrete(a, AddrOf)
+// setFault applies a fault step; one without a fault clears the address.
+// While the address's backend is down the fault is only remembered.
+func (sw *simRun) setFault(f scenario.SetFault) error {
+	if _, ok := simFaults[f.Fault]; !ok {
+		return fmt.Errorf("the simulator cannot apply fault %q", f.Fault)
+	}
+	addr, err := sw.s.Concrete(f.Addr, AddrOf)
 	if err != nil {
 		return err
 	}
-	if f == "" {
+	if f.Fault == "" {
 		delete(sw.faults, addr)
 	} else {
 		sw.faults[addr] = f
 	}
-	backend, _, _ := a.Split()
-	if !sw.down[backend] || firewalled(f) {
-		sw.w.SetFault(addr, simFaults[f])
+	backend, _, _ := f.Addr.Split()
+	if sw.down[backend] && !firewalled(f.Fault) {
+		return nil
 	}
+	return sw.applyFault(addr, f)
+}
+
+// applyFault puts fault f in force on the simulated network at addr.
+func (sw *simRun) applyFault(addr string, f scenario.SetFault) error {
+	if f.Fault != scenario.FailRPCs {
+		sw.w.SetFault(addr, simFaults[f.Fault])
+		return nil
+	}
+	code, ok := trace.ParseCode(f.FailCode())
+	if !ok {
+		return fmt.Errorf("fault %s: unknown status code %q", f.Fault, f.FailCode())
+	}
+	sw.w.FailRPCs(addr, code)
 	return nil
 }
 
@@ -316,11 +335,13 @@ func (sw *simRun) setDown(backend string, down bool) error {
 		addr := AddrOf(backend, i, fam)
 		own := sw.faults[addr]
 		if !down {
-			sw.w.SetFault(addr, simFaults[own])
+			if err := sw.applyFault(addr, own); err != nil {
+				return err
+			}
 			continue
 		}
-		if firewalled(own) {
-			sw.w.SetFaultClosing(addr, simFaults[own])
+		if firewalled(own.Fault) {
+			sw.w.SetFaultClosing(addr, simFaults[own.Fault])
 		} else {
 			sw.w.SetFault(addr, sim.FaultDown)
 		}

@@ -16,16 +16,20 @@ func (r *reader) action(k StepKind, n *yaml.Node, p string) (Action, error) {
 	case StepResolve:
 		return r.resolve(n, p)
 	case StepFault:
-		f, err := r.Fields(n, p, "addr", "type")
+		f, err := r.Fields(n, p, "addr", "type", "code")
 		if err != nil {
 			return nil, err
 		}
-		addr, err := r.OptStr(f, p, "addr")
-		if err != nil {
-			return nil, err
+		var addr, typ, code string
+		for _, fld := range []struct {
+			key string
+			dst *string
+		}{{"addr", &addr}, {"type", &typ}, {"code", &code}} {
+			if *fld.dst, err = r.OptStr(f, p, fld.key); err != nil {
+				return nil, err
+			}
 		}
-		typ, err := r.OptStr(f, p, "type")
-		return SetFault{Addr: Addr(addr), Fault: FaultType(typ)}, err
+		return SetFault{Addr: Addr(addr), Fault: FaultType(typ), Code: code}, nil
 	case StepClear:
 		addr, err := r.one(n, p, "addr")
 		return ClearFault{Addr: Addr(addr)}, err

@@ -147,6 +147,13 @@ func Fault(a Addr, f FaultType) SetFault {
 	return SetFault{Addr: a, Fault: f}
 }
 
+// FailWith makes the backend answer every RPC on address a with the status
+// code named code until the fault is cleared: fault FailRPCs with a code
+// (Codes; "" is DefaultFailCode). Fault(a, FailRPCs) is FailWith(a, "").
+func FailWith(a Addr, code string) SetFault {
+	return SetFault{Addr: a, Fault: FailRPCs, Code: code}
+}
+
 // Clear removes the fault on address a.
 func Clear(a Addr) ClearFault {
 	return ClearFault{Addr: a}

@@ -101,6 +101,9 @@ func actionNode(a Action) (*yaml.Node, error) {
 	case SetFault:
 		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
 		m.Add("type", form.Scalar("!!str", string(a.Fault)))
+		if a.Code != "" {
+			m.Add("code", form.Scalar("!!str", a.Code))
+		}
 	case ClearFault:
 		m.Add("addr", form.Scalar("!!str", string(a.Addr)))
 	case BackendDown:

@@ -276,7 +276,8 @@ func (h SetHealth) For(service string) SetHealth {
 	return h
 }
 
-// FaultType is a per-address network fault (DESIGN.md, "Faults per address").
+// FaultType is a per-address fault (DESIGN.md, "Faults per address"): of
+// the network, or of the backend's answers.
 type FaultType string
 
 // The faults.
@@ -285,12 +286,38 @@ const (
 	Reset FaultType = "reset" // SYN answered with a TCP reset
 	Stall FaultType = "stall" // TCP accepted, HTTP/2 never answered
 	Down  FaultType = "down"  // nothing listens on the address
+	// FailRPCs: connections are accepted and served, but the backend
+	// answers every RPC on the address (its health service aside) with
+	// SetFault.Code, a failure after the pick that outlier detection counts.
+	FailRPCs FaultType = "fail_rpcs"
 )
+
+// FaultTypes lists the faults, in the order errors name them.
+func FaultTypes() []FaultType { return []FaultType{Drop, Reset, Stall, Down, FailRPCs} }
+
+// DefaultFailCode is the status FailRPCs answers with when SetFault.Code is
+// empty.
+const DefaultFailCode = "UNAVAILABLE"
 
 // SetFault applies a fault to one address, replacing any fault it had.
 type SetFault struct {
 	Addr  Addr
 	Fault FaultType
+	// Code is the status code name FailRPCs answers with (Codes, not OK);
+	// empty means DefaultFailCode. Only FailRPCs has a code.
+	Code string
+}
+
+// FailCode is the status code name the fault answers RPCs with: Code, or
+// DefaultFailCode; "" for a fault other than FailRPCs.
+func (f SetFault) FailCode() string {
+	switch {
+	case f.Fault != FailRPCs:
+		return ""
+	case f.Code == "":
+		return DefaultFailCode
+	}
+	return f.Code
 }
 
 // ClearFault removes the fault on one address.

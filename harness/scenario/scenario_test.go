@@ -173,6 +173,7 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"end-bad-step-after-end.yaml":          {5, "steps[0].at", "after the end"},
 		"env-bad-unknown-variable.yaml":        {7, "client.env.GRPC_TRACE", `unknown variable "GRPC_TRACE"`},
 		"fault-bad-undefined-backend.yaml":     {13, "steps[2].fault.addr", `backend "b3" is not defined`},
+		"fault-bad-code-not-fail-rpcs.yaml":    {8, "steps[1].fault.code", "only fail_rpcs answers with a code, not reset"},
 		"resolve-bad-missing-family.yaml":      {8, "steps[0].resolve.endpoints[0].addrs[1]", "has no ipv6 address"},
 		"rpc-bad-duplicate-id.yaml":            {8, "steps[1].rpc.id", "defined more than once"},
 		"rpc-bad-duration.yaml":                {6, "steps[0].rpc.deadline", "not a duration"},
@@ -234,6 +235,10 @@ func TestValidate_Problems(t *testing.T) {
 		{"lb config null", base().LB("p", `null`).End(time.Second), "client.lb_config"},
 		{"malformed addr", base().At(0, Clear("b1")).End(time.Second), "steps[0].clear.addr"},
 		{"unknown fault", base().At(0, Fault("b1/ipv4", "melt")).End(time.Second), "steps[0].fault.type"},
+		{"fail_rpcs with OK", base().At(0, FailWith("b1/ipv4", "OK")).End(time.Second), "steps[0].fault.code"},
+		{"fail_rpcs unknown code", base().At(0, FailWith("b1/ipv4", "Unavailable")).End(time.Second), "steps[0].fault.code"},
+		{"code on another fault", base().At(0, SetFault{Addr: "b1/ipv4", Fault: Stall, Code: "INTERNAL"}).End(time.Second), "steps[0].fault.code"},
+		{"fail_rpcs on a missing family", New("v").Backend("b1", IPv4Only).At(0, FailWith("b1/ipv6", "")).End(time.Second), "steps[0].fault.addr"},
 		{"undefined backend down", base().At(0, Stop("b9")).End(time.Second), "steps[0].backend_down.backend"},
 		{"empty endpoint", base().At(0, Resolve(EP())).End(time.Second), "steps[0].resolve.endpoints[0].addrs"},
 		{"negative deadline", base().At(0, RPC("r", Deadline(-1))).End(time.Second), "steps[0].rpc.deadline"},
@@ -361,5 +366,22 @@ func TestHealthCheckService_ReadsServiceName(t *testing.T) {
 	}
 	if _, _, err := HealthCheckService(`{"healthCheckConfig":{"ServiceName":"x"}}`); err == nil {
 		t.Error("a misspelt serviceName: no error")
+	}
+}
+
+// TestSetFault_FailCode verifies the code a fault answers RPCs with:
+// fail_rpcs's own, UNAVAILABLE by default, and none for the network faults.
+func TestSetFault_FailCode(t *testing.T) {
+	for _, c := range []struct {
+		f    SetFault
+		want string
+	}{
+		{Fault("b1/ipv4", FailRPCs), DefaultFailCode},
+		{FailWith("b1/ipv4", "INTERNAL"), "INTERNAL"},
+		{Fault("b1/ipv4", Reset), ""},
+	} {
+		if got := c.f.FailCode(); got != c.want {
+			t.Errorf("%+v.FailCode() = %q, want %q", c.f, got, c.want)
+		}
 	}
 }

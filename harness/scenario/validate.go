@@ -213,10 +213,7 @@ func (v *validator) action(p string, a Action) error {
 	case ResolverUpdate:
 		return v.resolve(p, a)
 	case SetFault:
-		if !slices.Contains([]FaultType{Drop, Reset, Stall, Down}, a.Fault) {
-			return form.FieldErr(p+".type", "unknown fault %q (want drop, reset, stall or down)", a.Fault)
-		}
-		return v.addr(p+".addr", a.Addr)
+		return v.fault(p, a)
 	case ClearFault:
 		return v.addr(p+".addr", a.Addr)
 	case BackendDown:
@@ -254,6 +251,22 @@ func (v *validator) action(p string, a Action) error {
 		return checkLB(p, a.LBPolicy, a.LBConfig, a.ServiceConfig)
 	}
 	return form.FieldErr(p, "unknown action %T", a)
+}
+
+func (v *validator) fault(p string, f SetFault) error {
+	if !slices.Contains(FaultTypes(), f.Fault) {
+		return form.FieldErr(p+".type", "unknown fault %q (want drop, reset, stall, down or fail_rpcs)", f.Fault)
+	}
+	switch {
+	case f.Code == "":
+	case f.Fault != FailRPCs:
+		return form.FieldErr(p+".code", "only fail_rpcs answers with a code, not %s", f.Fault)
+	case f.Code == "OK":
+		return form.FieldErr(p+".code", "OK is not a failure: want another status code")
+	case !slices.Contains(Codes(), f.Code):
+		return form.FieldErr(p+".code", "unknown status code %q", f.Code)
+	}
+	return v.addr(p+".addr", f.Addr)
 }
 
 func (v *validator) resolve(p string, u ResolverUpdate) error {

@@ -19,6 +19,9 @@ const (
 	FaultReset       // SYNs are answered with a TCP reset
 	FaultStall       // TCP is accepted, HTTP/2 never answers
 	FaultDown        // nothing listens: refused, and live connections die
+	// FaultFailRPCs leaves connections alone; the backend answers every RPC
+	// on the address with a status code (Channel.FailRPCs).
+	FaultFailRPCs
 )
 
 func (f Fault) String() string {
@@ -33,6 +36,8 @@ func (f Fault) String() string {
 		return "stall"
 	case FaultDown:
 		return "down"
+	case FaultFailRPCs:
+		return "fail_rpcs"
 	}
 	return "unknown"
 }
@@ -109,7 +114,7 @@ func (a *attempt) synLocked() {
 	a.phase = phaseSYN
 	w.recordLocked(trace.Event{Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: a.addr, Subchannel: a.sc.id, Retransmit: a.retrans > 0})
 	switch w.faultLocked(a.addr) {
-	case FaultNone:
+	case FaultNone, FaultFailRPCs:
 		a.step = w.afterLocked("syn-ack", w.opts.RTT, a.tcpUpLocked)
 	case FaultStall:
 		a.step = w.afterLocked("syn-ack", w.opts.RTT, a.stallLocked)

@@ -142,13 +142,19 @@ func (w *Channel) pickedLocked(r *rpc, res balancer.PickResult) {
 }
 
 // completeLocked ends an RPC carried by connection c: answered by the backend
-// owning c's address, or UNAVAILABLE if c died meanwhile.
+// owning c's address, with its code if the address has FaultFailRPCs now,
+// or UNAVAILABLE if c died meanwhile.
 func (w *Channel) completeLocked(r *rpc, c *conn) {
 	if r.finished {
 		return
 	}
 	if !c.alive {
 		w.finishLocked(r, codes.Unavailable, errConnectionLost.Error(), "")
+		return
+	}
+	if w.faults[c.addr] == FaultFailRPCs {
+		// The lab's backend's message (netlab.FailMessage).
+		w.finishLocked(r, w.failCodes[c.addr], "fault fail_rpcs on "+c.addr, "")
 		return
 	}
 	w.finishLocked(r, codes.OK, "", w.backends[c.addr])

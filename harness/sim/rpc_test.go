@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -127,5 +129,43 @@ func TestPick_NotReadySubConnWaitsForNextPicker(t *testing.T) {
 	// One Done per not-ready pick, one for the completed RPC.
 	if lb := w.bal.(*testLB); lb.done != len(picks) {
 		t.Fatalf("Done called %d times, want %d", lb.done, len(picks))
+	}
+}
+
+// TestRPC_FailRPCsAnswersWithCodeOverTheSameConnection verifies the
+// fail_rpcs fault: an RPC picked on the address fails one RTT later with
+// the fault's code and the lab's message, its Done sees the failure, the
+// connection stays up (no new attempt), another address answers as
+// before, and clearing the fault restores the answers.
+func TestRPC_FailRPCsAnswersWithCodeOverTheSameConnection(t *testing.T) {
+	w := newChannel(t, `{}`, Options{Seed: 1})
+	w.AddBackend("b0", addrA)
+	if err := w.ResolveEndpoints([]string{addrA}); err != nil {
+		t.Fatal(err)
+	}
+	w.Advance(10 * time.Millisecond)
+	w.FailRPCs(addrA, codes.ResourceExhausted)
+	w.StartRPC("r1", RPCOptions{})
+	w.Advance(10 * time.Millisecond)
+	w.SetFault(addrA, FaultNone)
+	w.StartRPC("r2", RPCOptions{})
+	w.Advance(10 * time.Millisecond)
+	ev := w.Events()
+	got := results(ev)
+	if r := got["r1"]; r.Code != "RESOURCE_EXHAUSTED" || r.Err != "fault fail_rpcs on "+addrA || r.Backend != "" || r.T != 11*time.Millisecond {
+		t.Errorf("r1 = %+v, want RESOURCE_EXHAUSTED %q at 11ms", r, "fault fail_rpcs on "+addrA)
+	}
+	if r := got["r2"]; r.Code != "OK" || r.Backend != "b0" {
+		t.Errorf("r2 = %+v, want OK from b0", r)
+	}
+	if lb := w.bal.(*testLB); lb.done != 2 || lb.failed != 1 {
+		t.Errorf("Done: %d calls, %d with an error; want 2, 1", lb.done, lb.failed)
+	}
+	if syns := kinds(ev, trace.KindSYN, ""); len(syns) != 1 {
+		t.Errorf("%d SYNs, want 1: fail_rpcs leaves the connection alone\n%s", len(syns), dump(ev))
+	}
+	set := kinds(ev, trace.KindFaultSet, "")
+	if len(set) != 1 || set[0].Fault != "fail_rpcs" || set[0].Code != "RESOURCE_EXHAUSTED" {
+		t.Errorf("fault-set events %+v, want one fail_rpcs with RESOURCE_EXHAUSTED", set)
 	}
 }

@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/serviceconfig"
@@ -120,6 +121,7 @@ type Channel struct {
 	events     []trace.Event
 	backends   map[string]string // address → backend name
 	faults     map[string]Fault
+	failCodes  map[string]codes.Code            // what each FaultFailRPCs address answers with
 	health     map[healthKey]connectivity.State // what each address serves, per service name
 	subConns   []*subConn                       // in creation order
 	timers     map[*simTimer]struct{}
@@ -149,17 +151,18 @@ func New(builderName, lbConfigJSON string, opts Options) (*Channel, error) {
 	}
 	opts.Backoff = opts.Backoff.withDefaults()
 	w := &Channel{
-		opts:     opts,
-		builder:  builderName,
-		cfg:      cfg,
-		cfgText:  lbConfigJSON,
-		jitter:   clock.NewRand(opts.Seed ^ 0xb0ff5eed),
-		changed:  make(chan struct{}),
-		backends: map[string]string{},
-		faults:   map[string]Fault{},
-		health:   map[healthKey]connectivity.State{},
-		timers:   map[*simTimer]struct{}{},
-		state:    connectivity.Idle,
+		opts:      opts,
+		builder:   builderName,
+		cfg:       cfg,
+		cfgText:   lbConfigJSON,
+		jitter:    clock.NewRand(opts.Seed ^ 0xb0ff5eed),
+		changed:   make(chan struct{}),
+		backends:  map[string]string{},
+		faults:    map[string]Fault{},
+		failCodes: map[string]codes.Code{},
+		health:    map[healthKey]connectivity.State{},
+		timers:    map[*simTimer]struct{}{},
+		state:     connectivity.Idle,
 	}
 	obs := clock.ObserverFuncs{Started: w.timerStarted, Fired: w.timerFired, Stopped: w.timerStopped}
 	if _, aware := b.(clock.Aware); aware {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 
@@ -21,25 +22,44 @@ func (w *Channel) AddBackend(name string, addrs ...string) {
 }
 
 // SetFault applies f to addr (recorded as fault-set); FaultNone clears it
-// (fault-clear). FaultDown also kills live connections to addr.
-func (w *Channel) SetFault(addr string, f Fault) { w.setFault(addr, f, f == FaultDown) }
+// (fault-clear). FaultDown also kills live connections to addr;
+// FaultFailRPCs answers with UNAVAILABLE (FailRPCs chooses the code).
+func (w *Channel) SetFault(addr string, f Fault) {
+	w.setFault(addr, f, codes.Unavailable, f == FaultDown)
+}
 
 // SetFaultClosing applies f to addr as SetFault does and closes the live
 // connections to addr: a backend taken down behind a firewall rule that
 // drops or resets its SYNs (the lab's firewall acts before the listener).
-func (w *Channel) SetFaultClosing(addr string, f Fault) { w.setFault(addr, f, true) }
+func (w *Channel) SetFaultClosing(addr string, f Fault) {
+	w.setFault(addr, f, codes.Unavailable, true)
+}
 
-func (w *Channel) setFault(addr string, f Fault, closing bool) {
+// FailRPCs makes the backend owning addr answer every RPC on it with code
+// (not OK) until the fault is cleared or replaced: fault FaultFailRPCs,
+// recorded as fault-set with the code. Connections are left alone; an RPC
+// picked on addr fails one RTT later with the message the lab's backend
+// gives (netlab.FailMessage), and its picker's Done sees the failure.
+func (w *Channel) FailRPCs(addr string, code codes.Code) {
+	w.setFault(addr, FaultFailRPCs, code, false)
+}
+
+func (w *Channel) setFault(addr string, f Fault, code codes.Code, closing bool) {
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return
 	}
 	e := trace.Event{Source: trace.SourceHarness, Kind: trace.KindFaultSet, Addr: addr, Fault: f.String()}
-	if f == FaultNone {
+	delete(w.failCodes, addr)
+	switch f {
+	case FaultNone:
 		delete(w.faults, addr)
 		e.Kind, e.Fault = trace.KindFaultClear, ""
-	} else {
+	case FaultFailRPCs:
+		w.faults[addr], w.failCodes[addr] = f, code
+		e.Code = trace.CodeName(code)
+	default:
 		w.faults[addr] = f
 	}
 	w.recordLocked(e)

@@ -80,6 +80,7 @@ type testLB struct {
 	started bool
 	updates []balancer.ClientConnState // every UpdateClientConnState, in order
 	done    int                        // Done callbacks seen
+	failed  int                        // of which with an error
 	// busy is set while a call into the policy runs; reentered counts calls
 	// that arrived while another was running (the channel must prevent it).
 	busy      bool
@@ -231,7 +232,12 @@ type testPicker struct {
 func (p *testPicker) Pick(balancer.PickInfo) (balancer.PickResult, error) {
 	switch {
 	case p.sc != nil:
-		return balancer.PickResult{SubConn: p.sc, Done: func(balancer.DoneInfo) { p.lb.done++ }}, nil
+		return balancer.PickResult{SubConn: p.sc, Done: func(di balancer.DoneInfo) {
+			p.lb.done++
+			if di.Err != nil {
+				p.lb.failed++
+			}
+		}}, nil
 	case p.drop:
 		return balancer.PickResult{}, status.Error(codes.Unavailable, "test lb: dropped")
 	case p.fail:

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 
@@ -17,4 +18,14 @@ func CodeName(c codes.Code) string {
 		return names[c]
 	}
 	return fmt.Sprintf("CODE_%d", uint32(c))
+}
+
+// ParseCode is the code a trace's name stands for (CodeName's inverse, for
+// the names scenario.Codes lists); ok is false for any other text.
+func ParseCode(name string) (c codes.Code, ok bool) {
+	i := slices.Index(scenario.Codes(), name)
+	if i < 0 {
+		return codes.Unknown, false
+	}
+	return codes.Code(i), true
 }

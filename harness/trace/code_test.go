@@ -18,3 +18,18 @@ func TestCodeName_SpellsEveryCodeAsTheStatusDocument(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCode_InvertsCodeName verifies every name of a code reads back as
+// that code, and other text does not read at all.
+func TestParseCode_InvertsCodeName(t *testing.T) {
+	for c := codes.OK; c <= codes.Unauthenticated; c++ {
+		if got, ok := ParseCode(CodeName(c)); !ok || got != c {
+			t.Errorf("ParseCode(%q) = %v, %v; want %v", CodeName(c), got, ok, c)
+		}
+	}
+	for _, bad := range []string{"", "Unavailable", "CODE_42"} {
+		if _, ok := ParseCode(bad); ok {
+			t.Errorf("ParseCode(%q) is ok", bad)
+		}
+	}
+}

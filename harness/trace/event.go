@@ -37,14 +37,14 @@ const (
 const (
 	KindAccept    Kind = "accept"     // Backend accepted a TCP connection on Addr from Peer
 	KindPreface   Kind = "preface"    // the HTTP/2 client preface arrived
-	KindRPCServed Kind = "rpc-served" // Backend served an RPC (Method) on Addr for Peer
+	KindRPCServed Kind = "rpc-served" // Backend served an RPC (Method) on Addr for Peer; Code when it failed it (fail_rpcs)
 	KindConnClose Kind = "conn-close" // Peer closed its connection to Backend on Addr (the backend did not)
 )
 
 // Harness kinds: the stimuli.
 const (
 	KindResolverUpdate Kind = "resolver-update" // Endpoints pushed to the client
-	KindFaultSet       Kind = "fault-set"       // Fault applied to Addr
+	KindFaultSet       Kind = "fault-set"       // Fault applied to Addr (fail_rpcs: Code, what it answers)
 	KindFaultClear     Kind = "fault-clear"     // fault on Addr removed
 	KindBackendDown    Kind = "backend-down"    // Backend stopped listening
 	KindBackendUp      Kind = "backend-up"      // Backend listens again
@@ -148,7 +148,7 @@ type Event struct {
 	Timer        string        `json:"timer,omitempty"`         // timer purpose ("connection attempt delay")
 	TimerID      uint64        `json:"timer_id,omitempty"`      // distinguishes timers with one purpose
 	Duration     time.Duration `json:"duration,omitempty"`
-	Fault        string        `json:"fault,omitempty"`      // drop, reset, stall, down
+	Fault        string        `json:"fault,omitempty"`      // drop, reset, stall, down, fail_rpcs
 	Retransmit   bool          `json:"retransmit,omitempty"` // a SYN retransmission
 	WaitForReady bool          `json:"wait_for_ready,omitempty"`
 	Endpoints    [][]string    `json:"endpoints,omitempty"` // a resolver update: addresses per endpoint

@@ -76,6 +76,7 @@ func fullXDSScenario() *scenario.Scenario {
 			{At: 10 * ms, Action: scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4").With("path", "p0/z1"), scenario.EP("b2/ipv4"))},
 			{At: 20 * ms, Action: scenario.Fault("b1/ipv6", scenario.Stall)},
 			{At: 30 * ms, Action: scenario.Clear("b1/ipv6")},
+			{At: 35 * ms, Action: scenario.FailWith("b2/ipv4", "RESOURCE_EXHAUSTED")},
 			{At: 40 * ms, Action: scenario.Health("b2/ipv4", scenario.NotServing).For("conform.lab.Backend")},
 			{At: 50 * ms, Action: scenario.Stop("b3")},
 			{At: 60 * ms, Action: scenario.Start("b3")},

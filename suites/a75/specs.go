@@ -62,7 +62,7 @@ func Specs() []spec.Spec {
 		aggregateUnderlyingPickFirst(),
 		aggregateNestedFlattened(),
 		aggregateBackwardCompat(),
-		odAcrossPriorities(),
+		odAcrossPriorities(), odAcrossPrioritiesAggregate(),
 		sessionFollowsEndpointAcrossPriorities(),
 		sessionPickerBranches(),
 		overrideLastUsedTime(),

@@ -35,6 +35,16 @@ func SendRPCs(b *scenario.Builder, at time.Duration, ids []string, opts ...scena
 	return b
 }
 
+// SendRPCsAfter is SendRPCs timed from an event: the RPCs ids one every
+// 10 ms from at after c is met.
+func SendRPCsAfter(b *scenario.Builder, c scenario.Cond, at time.Duration, ids []string, opts ...scenario.RPCOption) *scenario.Builder {
+	for i, id := range ids {
+		o := append([]scenario.RPCOption{scenario.WaitForReady(), scenario.Deadline(5 * time.Second)}, opts...)
+		b.AfterDelay(c, at+time.Duration(i)*10*time.Millisecond, scenario.RPC(id, o...))
+	}
+	return b
+}
+
 // RPCStart is when RPC id was sent (its rpc-start); the check fails if it
 // never was.
 func RPCStart(g gomega.Gomega, tr *trace.Trace, id string) time.Duration {
@@ -86,26 +96,35 @@ func ExpectFailed(g gomega.Gomega, tr *trace.Trace, id string) {
 }
 
 // ServedOn is the address RPC id was served on: the backend's rpc-served
-// event for the RPC's method between the RPC's start and its result, in the
-// lab (a client's own calls, its health Watch, are other methods); where
-// the trace has none (the simulator has no backends' events), the address
-// of its last pick. The check fails when neither shows it.
+// event naming it, in the lab (in a trace recorded before backends named
+// RPCs, the last one between the RPC's start and its result); where the
+// trace has none (the simulator has no backends' events), the address of
+// its last pick. The check fails when neither shows it.
 func ServedOn(g gomega.Gomega, tr *trace.Trace, id string) string {
-	if e, ok := servedEvent(g, tr, id); ok {
-		return e.Addr
-	}
-	picks := trace.Select(PicksOf(tr, id), func(e trace.Event) bool { return e.Addr != "" })
-	g.ExpectWithOffset(1, picks).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
-	return picks[len(picks)-1].Addr
+	start, r := RPCStart(g, tr, id), rpcResult(g, tr, id)
+	addr := servedOn(tr, id, start, r.T)
+	g.ExpectWithOffset(1, addr).NotTo(gomega.BeEmpty(), "RPC %s: no backend event or pick shows the address it was served on", id)
+	return addr
 }
 
 // servedEvent is the backend's rpc-served event of RPC id, in the lab: the
-// last one for the RPC's method between its start and its result.
+// one naming it (the lab names every RPC it sends); in a trace whose
+// backends name none, the last one for the RPC's method between its start
+// and its result (a client's own calls, its health Watch, are other
+// methods).
 func servedEvent(g gomega.Gomega, tr *trace.Trace, id string) (trace.Event, bool) {
 	starts := trace.Select(tr.Events, func(e trace.Event) bool { return e.Kind == trace.KindRPCStart && e.RPC == id })
 	g.ExpectWithOffset(2, starts).NotTo(gomega.BeEmpty(), "RPC %s should have been sent", id)
 	start, r := starts[0], rpcResult(g, tr, id)
-	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed), func(e trace.Event) bool {
+	served := trace.Select(tr.Events, trace.OfKind(trace.KindRPCServed))
+	if named := trace.Select(served, func(e trace.Event) bool { return e.RPC != "" }); len(named) > 0 {
+		named = trace.Select(named, func(e trace.Event) bool { return e.RPC == id })
+		if len(named) == 0 {
+			return trace.Event{}, false
+		}
+		return named[len(named)-1], true
+	}
+	served = trace.Select(served, func(e trace.Event) bool {
 		return e.T >= start.T && e.T <= r.T && (start.Method == "" || e.Method == start.Method)
 	})
 	if len(served) == 0 {

@@ -59,6 +59,15 @@ var hints = map[string][]string{
 	"a61/rh-lazy A61-RH-PICKER": {"serve-on[r2,"},
 	// The ejection is lost when e1's locality and health change.
 	"a61/xds-od-keys-addresses-only A61-OD-KEYS-ADDRESSES-ONLY": {"serve-on[n1,"},
+	// e1, counted per address, is not ejected: an RPC after the sweep reaches it, over b2.
+	"a61/xds-od-per-endpoint A61-OD-PER-ENDPOINT": {"serve-on[n1,b2]"},
+	// The ejection drops e1's connection: b2 is connected anew while e1 is ejected.
+	"a61/xds-od-per-endpoint A61-OD-EJECT-VIA-HEALTH #1": {"add-attempt[198.19.0.2:50051,fault-clear#1]"},
+	// Only b1's subchannel is ejected: e1's new connection over b2 serves.
+	"a61/xds-od-eject-all-addresses A61-OD-EJECT-ALL-ADDRESSES #1": {"serve-on[n1,b2]"},
+	// Counted per priority, b1 is not ejected and priority 0 serves again.
+	"a75/od-across-priorities A75-AGG-OD-ACROSS-PRIORITIES #1":           {"serve-on[n1,b1]"},
+	"a75/od-across-priorities-aggregate A75-AGG-OD-ACROSS-PRIORITIES #1": {"serve-on[n1,b1]"},
 	// With the guard on, the additional address is ignored: r1 fails on b1.
 	"a61/xds-dualstack-guard-on A61-XDS-ENV-GUARD #1": {"fail-rpc[r1]"},
 	// The invalid EDS resource is accepted.
