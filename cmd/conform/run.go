@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -209,7 +210,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	rep := report.Table{Runs: reportRuns(outcomes, ""), Disagree: agreements(outcomes), Wall: time.Since(start), Parallel: f.parallel}
+	disagree, unjudged := agreements(outcomes)
+	rep := report.Table{Runs: reportRuns(outcomes, ""), Disagree: disagree, Unjudged: unjudged, Wall: time.Since(start), Parallel: f.parallel}
 	if f.html != "" {
 		if err := writeRunHTML(f.html, outcomes, dir, stderr); err != nil {
 			return err
@@ -273,7 +275,7 @@ func reportRun(o spec.Outcome, goldens string) report.Run {
 
 // agreements checks simulator/lab agreement for specs that ran in both
 // modes; it returns the disagreements by spec name.
-func agreements(outcomes []spec.Outcome) map[string]error {
+func agreements(outcomes []spec.Outcome) (disagree, unjudged map[string]error) {
 	bySpec := map[string]map[trace.Mode]*trace.Trace{}
 	specs := map[string]spec.Spec{}
 	for _, o := range outcomes {
@@ -286,15 +288,19 @@ func agreements(outcomes []spec.Outcome) map[string]error {
 		bySpec[o.Spec.Name()][o.Mode] = o.Trace
 		specs[o.Spec.Name()] = o.Spec
 	}
-	out := map[string]error{}
+	disagree, unjudged = map[string]error{}, map[string]error{}
 	for name, tr := range bySpec {
 		if tr[spec.Sim] != nil && tr[spec.Lab] != nil {
-			if err := spec.CheckAgreement(specs[name], tr[spec.Sim], tr[spec.Lab]); err != nil {
-				out[name] = err
+			err := spec.CheckAgreement(specs[name], tr[spec.Sim], tr[spec.Lab])
+			switch {
+			case errors.Is(err, spec.ErrUnsteadyAgreement):
+				unjudged[name] = err
+			case err != nil:
+				disagree[name] = err
 			}
 		}
 	}
-	return out
+	return disagree, unjudged
 }
 
 func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) error {

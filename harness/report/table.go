@@ -17,8 +17,12 @@ import (
 type Table struct {
 	Runs     []Run
 	Disagree map[string]error // spec name → how its simulated and lab traces disagree
-	Wall     time.Duration    // the wall time of all the runs
-	Parallel int              // how many runs ran at once
+	// Unjudged is spec name → why its simulated and lab traces could not
+	// be compared (the lab's machine stalled where they diverged): shown,
+	// not failed.
+	Unjudged map[string]error
+	Wall     time.Duration // the wall time of all the runs
+	Parallel int           // how many runs ran at once
 }
 
 // Pass reports whether every verdict is pass and simulator and lab agree.
@@ -90,6 +94,7 @@ func (t Table) Text(w io.Writer) {
 		fmt.Fprintf(w, "%-4s %s\n", m, counts(totals[m]))
 	}
 	t.printDisagreement(w)
+	t.printUnjudged(w)
 	t.printEvidence(w)
 	t.printTiming(w)
 }
@@ -107,6 +112,17 @@ func requirementText(id string) string {
 func counts(n map[verdict.Verdict]int) string {
 	return fmt.Sprintf("%d pass, %d fail, %d inconclusive, %d error, %d not-applicable",
 		n[verdict.Pass], n[verdict.Fail], n[verdict.Inconclusive], n[verdict.Error], n[verdict.NotApplicable])
+}
+
+func (t Table) printUnjudged(w io.Writer) {
+	names := make([]string, 0, len(t.Unjudged))
+	for n := range t.Unjudged {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "\nsimulator/lab agreement of %s not judged: %s\n", n, t.Unjudged[n])
+	}
 }
 
 func (t Table) printDisagreement(w io.Writer) {

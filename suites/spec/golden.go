@@ -63,16 +63,33 @@ func WriteGolden(tracesDir string, s Spec, m trace.Mode, tr *trace.Trace) error 
 }
 
 // CheckAgreement compares the simulated and the lab trace of one run of s,
-// as s.Agreement says: how we know the simulator tells the truth.
+// as s.Agreement says: how we know the simulator tells the truth. A
+// divergence in time that the lab's machine stalled in the middle of (its
+// stall watch saw a stall of StallLimit or more in the second before the
+// later of the two events) is ErrUnsteadyAgreement: a loaded machine cannot
+// tell whether the simulator is right, and says so rather than fail.
 func CheckAgreement(s Spec, simTrace, labTrace *trace.Trace) error {
 	if s.Agreement == nil {
 		return nil
 	}
-	if res := compare.Traces(simTrace, labTrace, *s.Agreement); !res.Equal() {
-		return fmt.Errorf("the simulator and the lab disagree (simulated left, lab right):\n%s", res.String())
+	res := compare.Traces(simTrace, labTrace, *s.Agreement)
+	if res.Equal() {
+		return nil
 	}
-	return nil
+	err := fmt.Errorf("the simulator and the lab disagree (simulated left, lab right):\n%s", res.String())
+	if d := res.Divergence; d.Diff == compare.Shifted && d.Expected != nil && d.Seen != nil {
+		to := max(d.Expected.T, d.Seen.T)
+		if st, ok := stallNear(labTrace, to-time.Second, to); ok {
+			return fmt.Errorf("%w: it stalled %s at %s, before the divergence:\n%w", ErrUnsteadyAgreement,
+				st.Duration.Round(100*time.Microsecond), trace.FormatT(st.T), err)
+		}
+	}
+	return err
 }
+
+// ErrUnsteadyAgreement means the simulator and the lab diverged in time
+// where the lab's machine stalled: nothing is known either way.
+var ErrUnsteadyAgreement = errors.New("the lab's machine stalled")
 
 // TracesDir finds the project's traces directory from the working
 // directory: the nearest ancestor holding go.mod and traces/.

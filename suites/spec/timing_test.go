@@ -1,12 +1,14 @@
 package spec
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
 
+	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 )
@@ -125,5 +127,31 @@ func TestTimerWithin_ByModeAndWatch(t *testing.T) {
 		if got := TimerWithin(c.tr); got != c.want {
 			t.Errorf("%s: TimerWithin = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestCheckAgreement_AStallLeavesItUnjudged verifies that a divergence in
+// time the lab's machine stalled before is ErrUnsteadyAgreement, and the
+// same divergence on a steady machine a disagreement.
+func TestCheckAgreement_AStallLeavesItUnjudged(t *testing.T) {
+	s := tinySpec()
+	s.Agreement = &compare.Options{Select: []trace.Pred{trace.OfKind(trace.KindRPCResult)}, Tolerance: 50 * time.Millisecond}
+	result := func(at time.Duration) trace.Event {
+		return trace.Event{T: at, Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: "r1", Backend: "b1"}
+	}
+	sim := &trace.Trace{Header: trace.Header{Mode: Sim}, Events: []trace.Event{result(time.Second)}}
+	steady := &trace.Trace{Header: trace.Header{Mode: Lab}, Events: []trace.Event{result(time.Second + 99*time.Millisecond)}}
+	stalled := &trace.Trace{Header: trace.Header{Mode: Lab}, Events: []trace.Event{
+		{T: 900 * time.Millisecond, Source: trace.SourceHarness, Kind: trace.KindStall, Duration: 40 * time.Millisecond},
+		result(time.Second + 99*time.Millisecond),
+	}}
+	if err := CheckAgreement(s, sim, steady); err == nil || errors.Is(err, ErrUnsteadyAgreement) {
+		t.Errorf("steady machine: %v, want a disagreement", err)
+	}
+	if err := CheckAgreement(s, sim, stalled); !errors.Is(err, ErrUnsteadyAgreement) {
+		t.Errorf("a 40 ms stall before the divergence: %v, want ErrUnsteadyAgreement", err)
+	}
+	if err := CheckAgreement(s, sim, &trace.Trace{Header: trace.Header{Mode: Lab}, Events: []trace.Event{result(time.Second + 10*time.Millisecond)}}); err != nil {
+		t.Errorf("within tolerance: %v", err)
 	}
 }
