@@ -36,6 +36,11 @@ const (
 	// checked to build with today's toolchain and to run conform's xDS
 	// scenarios (bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG, xds:/// targets).
 	xdsSince = "v1.55.0"
+	// ringhashSince is the first grpc-go with ring_hash as a public
+	// package (balancer/ringhash), which the Go driver's plain build
+	// imports (drivers/go/ringhash.go, build tag conform_ringhash) so that
+	// ring_hash_experimental can be named in a service config without xDS.
+	ringhashSince = "v1.73.0"
 )
 
 func init() {
@@ -132,6 +137,9 @@ func buildTags(version string, xds bool) []string {
 	}
 	if xds {
 		tags = append(tags, "conform_xds")
+	}
+	if semver.Compare(version, ringhashSince) >= 0 {
+		tags = append(tags, "conform_ringhash")
 	}
 	if len(tags) == 0 {
 		return nil
