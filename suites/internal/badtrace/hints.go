@@ -57,6 +57,12 @@ var hints = map[string][]string{
 	"a61/rr-changed-set A61-PETIOLE-SET-DIFF": {"add-attempt[[fd00:c0f::b:1]:50051,resolver-update#2]"},
 	// r2 goes elsewhere than r1.
 	"a61/rh-lazy A61-RH-PICKER": {"serve-on[r2,"},
+	// r2 lands on b2's entry, served by another endpoint.
+	"a61/rh-ring A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
+	// After the reorder, r1's key still goes to b1.
+	"a61/rh-ring A61-RH-REORDER-MOVES": {"serve-on[r4,"},
+	// r2, landing on failing b1, is failed instead of moving on to b3.
+	"a61/rh-all-tf A61-RH-PICKER": {"fail-rpc[r2]"},
 	// The ejection is lost when e1's locality and health change.
 	"a61/xds-od-keys-addresses-only A61-OD-KEYS-ADDRESSES-ONLY": {"serve-on[n1,"},
 	// With the guard on, the additional address is ignored: r1 fails on b1.
