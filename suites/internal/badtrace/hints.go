@@ -61,6 +61,10 @@ var hints = map[string][]string{
 	"a61/rh-ring A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
 	// After the reorder, r1's key still goes to b1.
 	"a61/rh-ring A61-RH-REORDER-MOVES": {"serve-on[r4,"},
+	// r1, every entry failing, waits for its deadline instead of failing.
+	"a61/rh-all-tf A61-RH-PICKER-ALL-TF": {"set-code[r1,DEADLINE_EXCEEDED]"},
+	// No connection to b3, the IDLE endpoint the update brought.
+	"a61/rh-all-tf A61-RH-PROACTIVE-CONNECT": {"drop-attempt[5]"},
 	// r2, landing on failing b1, is failed instead of moving on to b3.
 	"a61/rh-all-tf A61-RH-PICKER": {"fail-rpc[r2]"},
 	// The ejection is lost when e1's locality and health change.
