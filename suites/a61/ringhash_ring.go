@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -11,6 +12,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/ring"
@@ -33,8 +35,12 @@ type rhView struct {
 	backends []string // the backend of each endpoint
 }
 
-// rhAt is the ring of the client of tr at t.
+// rhAt is the ring of the client of tr at t: from its resolver updates,
+// or, for an xDS client, from what the management server served it.
 func rhAt(g gomega.Gomega, tr *trace.Trace, t time.Duration) rhView {
+	if tr.Header.Scenario.Client.Target == scenario.TargetXDS {
+		return rhXDSAt(g, tr, t)
+	}
 	var cfg struct {
 		MinRingSize uint64 `json:"minRingSize"`
 		MaxRingSize uint64 `json:"maxRingSize"`
@@ -177,5 +183,101 @@ func rhRing() spec.Spec {
 			}},
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
+	}
+}
+
+// rhXDSAt is the ring of an xDS client at t, from the resources of the last
+// xds step before t, which the client ACKed: the ring_hash cluster the
+// route sends to, its ring sizes, and the endpoints of its load
+// assignment's priority 0, each with its address then its additional
+// addresses (A61), weighted by locality weight × endpoint weight (A42,
+// Changes to the xDS Client).
+func rhXDSAt(g gomega.Gomega, tr *trace.Trace, t time.Duration) rhView {
+	s := tr.Header.Scenario
+	var x *xds.Resources
+	version := 0
+	for _, st := range s.Steps {
+		if a, ok := st.Action.(scenario.SetXDS); ok && st.After == nil && st.At < t {
+			x = &a.Resources
+			version++
+		}
+	}
+	g.ExpectWithOffset(2, x).NotTo(gomega.BeNil(), "no xds step before %v", t)
+	v := x.Version
+	if v == "" {
+		v = strconv.Itoa(version)
+	}
+	verdict.Require(spec.ACKed(tr, spec.TypeEDS, v) && spec.ACKed(tr, spec.TypeCDS, v), "the client did not ACK the clusters and endpoints of version %s", v)
+	g.ExpectWithOffset(2, x.RouteConfigs).NotTo(gomega.BeEmpty())
+	root := x.RouteConfigs[0].Cluster
+	var cl *xds.Cluster
+	for i := range x.Clusters {
+		if x.Clusters[i].Name == root {
+			cl = &x.Clusters[i]
+		}
+	}
+	g.ExpectWithOffset(2, cl).NotTo(gomega.BeNil(), "cluster %s", root)
+	g.ExpectWithOffset(2, cl.LBPolicy).To(gomega.Equal(xds.RingHash), "cluster %s's policy", root)
+	var rv rhView
+	var eps []ring.Endpoint
+	for _, la := range x.Endpoints {
+		if la.Cluster != root || len(la.Priorities) == 0 {
+			continue
+		}
+		for _, loc := range la.Priorities[0].Localities {
+			for _, ep := range loc.Endpoints {
+				e := ring.Endpoint{Addrs: []string{spec.Addr(tr, ep.Addr)}, Weight: max(loc.Weight, 1) * max(ep.Weight, 1)}
+				for _, a := range ep.AdditionalAddrs {
+					e.Addrs = append(e.Addrs, spec.Addr(tr, a))
+				}
+				b, _, _ := ep.Addr.Split()
+				eps = append(eps, e)
+				rv.backends = append(rv.backends, b)
+			}
+		}
+	}
+	g.ExpectWithOffset(2, eps).NotTo(gomega.BeEmpty(), "cluster %s has no endpoints", root)
+	rv.ring = ring.New(eps, cl.MinRingSize, cl.MaxRingSize)
+	verdict.Require(!rv.ring.Ambiguous(), "the ring's sizes leave how many entries an endpoint gets to the implementation (A42)")
+	return rv
+}
+
+// rhXDS: xDS cluster eds1 (ring_hash) over three IPv4 endpoints, the
+// route's hash_policy on header x-key (A42), keys chosen so that the ring
+// puts r1 on b1, r2 on b2 and r3 on b3.
+func rhXDS() spec.Spec {
+	backends := []string{"b1", "b2", "b3"}
+	r := rhBuildRing(backends, []scenario.Addr{"b1/ipv4"}, []scenario.Addr{"b2/ipv4"}, []scenario.Addr{"b3/ipv4"})
+	keys := []string{mustKey(r.KeyFor("k", nil, 0)), mustKey(r.KeyFor("k", nil, 1)), mustKey(r.KeyFor("k", nil, 2))}
+	res := xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RingHash},
+		xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{
+			{Name: "z1", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b1/ipv4"}, {Addr: "b2/ipv4"}, {Addr: "b3/ipv4"}}},
+		}}}})
+	res.RouteConfigs[0].HashHeader = rhHeader
+	b := scenario.New("xds-rh-header").
+		Describe(fmt.Sprintf("xDS cluster eds1 (ring_hash) over b1/ipv4, b2/ipv4, b3/ipv4; the route hashes header x-key; r1 (x-key %s, on b1's entry), r2 (%s, b2), r3 (%s, b3) at 500, 520, 540 ms", keys[0], keys[1], keys[2])).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.ServeXDS(res))
+	for i, k := range keys {
+		b.At(500*time.Millisecond+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i+1), scenario.Metadata(rhHeader, k), scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
+	}
+	b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).End(10 * time.Second)
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionRingHash,
+		Labels:   []string{spec.LabelXDS},
+		Scenario: b.MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				for _, id := range []string{"r1", "r2", "r3"} {
+					start := spec.RPCStart(g, tr, id)
+					r := rhRPCOK(g, tr, id)
+					key := rhKey(g, tr, id)
+					w := rhAt(g, tr, start).walk(key)
+					g.Expect(r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s, hashed by the route's hash_policy) lands on %s's entry (each endpoint placed by the hash of its address); served by %s", id, key, w[0], r.Backend)
+				}
+			}},
+		},
+		Agreement: synAgreement,
 	}
 }

@@ -53,6 +53,8 @@ func Specs() []spec.Spec {
 		healthUnhealthyIsTF(),
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
+		// Ring Hash, through xDS: a route's hash_policy on a header
+		rhXDS(),
 		xdsODPerEndpoint(),
 		xdsODEjectAllAddresses(),
 		xdsODKeysAddressesOnly(),
