@@ -281,3 +281,67 @@ func rhXDS() spec.Spec {
 		Agreement: synAgreement,
 	}
 }
+
+// rhXDSDedup: xDS cluster eds1 (ring_hash) over b1, b2, b3 (IPv4), the
+// route hashing x-key; r1, r2, r3 connect one endpoint each. At 1 s EDS
+// version 2 has the same three endpoints with other attributes: b1's
+// weight 3 and every endpoint's health HEALTHY. A61 (Ring Hash): endpoints
+// are matched by their addresses, attributes ignored, and the endpoint map
+// is updated in place, so each endpoint keeps its child and its
+// connection: r4, r5, r6 (the same keys) at 1.5 s open no new connection.
+func rhXDSDedup() spec.Spec {
+	backends := []string{"b1", "b2", "b3"}
+	r := rhBuildRing(backends, []scenario.Addr{"b1/ipv4"}, []scenario.Addr{"b2/ipv4"}, []scenario.Addr{"b3/ipv4"})
+	keys := []string{mustKey(r.KeyFor("k", nil, 0)), mustKey(r.KeyFor("k", nil, 1)), mustKey(r.KeyFor("k", nil, 2))}
+	version := func(b1Weight uint32, health string) xds.Resources {
+		var eps []xds.Endpoint
+		for _, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4", "b3/ipv4"} {
+			eps = append(eps, xds.Endpoint{Addr: a, Health: health})
+		}
+		eps[0].Weight = b1Weight
+		res := xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RingHash},
+			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: eps}}}}})
+		res.RouteConfigs[0].HashHeader = rhHeader
+		return res
+	}
+	b := scenario.New("xds-rh-dedup").
+		Describe(fmt.Sprintf("xDS cluster eds1 (ring_hash) over b1/ipv4, b2/ipv4, b3/ipv4; the route hashes header x-key; r1, r2, r3 (x-key %s, %s, %s: one endpoint each) at 500, 520, 540 ms; at 1 s EDS version 2: the same endpoints, b1 weighted 3, all HEALTHY; r4, r5, r6 (the same keys) at 1.5 s", keys[0], keys[1], keys[2])).
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
+		XDS(spec.XDSListener).
+		At(0, scenario.ServeXDS(version(0, "")))
+	rpcs := func(at time.Duration, first int) {
+		for i, k := range keys {
+			b.At(at+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", first+i), scenario.Metadata(rhHeader, k), scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
+		}
+	}
+	rpcs(500*time.Millisecond, 1)
+	b.At(time.Second, scenario.ServeXDS(version(3, xds.HealthHealthy)))
+	rpcs(1500*time.Millisecond, 4)
+	b.After(scenario.On("rpc-result").WithRPC("r6"), scenario.Finish()).End(10 * time.Second)
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionRingHash,
+		Labels:   []string{spec.LabelXDS},
+		Scenario: b.MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-RH-DEDUP-NO-ATTRIBUTES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				served := map[string]bool{}
+				for _, id := range []string{"r1", "r2", "r3"} {
+					served[rhRPCOK(g, tr, id).Backend] = true
+				}
+				verdict.Require(len(served) == 3, "r1, r2, r3 were not served by three endpoints (%v): not every endpoint had a connection before the update", served)
+				verdict.Require(spec.ACKed(tr, spec.TypeEDS, "2"), "the client did not ACK EDS version 2")
+				v2, ok := spec.XDSServedAt(tr, "2")
+				verdict.Require(ok, "EDS version 2 was never served")
+				for _, id := range []string{"r4", "r5", "r6"} {
+					rhRPCOK(g, tr, id)
+				}
+				end := spec.RPCResult(g, tr, "r6").T
+				late := trace.Select(spec.Attempts(tr.Events), func(e trace.Event) bool { return e.T >= v2 && e.T <= end })
+				g.Expect(late).To(gomega.BeEmpty(), "version 2 changed only the endpoints' attributes (weight, health): each endpoint, matched by its address, keeps its connection; new connection attempts:%s", spec.Render(late))
+				closed := trace.Select(tr.Events, trace.OfKind(trace.KindConnClose), func(e trace.Event) bool { return e.T >= v2 && e.T <= end })
+				g.Expect(closed).To(gomega.BeEmpty(), "no connection closed by the client after version 2:%s", spec.Render(closed))
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}
