@@ -61,6 +61,10 @@ var hints = map[string][]string{
 	"a61/rh-ring A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
 	// After the reorder, r1's key still goes to b1.
 	"a61/rh-ring A61-RH-REORDER-MOVES": {"serve-on[r4,"},
+	// Through xDS, r2 lands on b2's entry, served by another endpoint.
+	"a61/xds-rh-header A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
+	// The attribute-only update reconnects b1.
+	"a61/xds-rh-dedup A61-RH-DEDUP-NO-ATTRIBUTES": {"add-attempt[198.19.0.1:50051,"},
 	// r1, every entry failing, waits for its deadline instead of failing.
 	"a61/rh-all-tf A61-RH-PICKER-ALL-TF": {"set-code[r1,DEADLINE_EXCEEDED]"},
 	// No connection to b3, the IDLE endpoint the update brought.
