@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -170,4 +171,59 @@ func backendsBefore(tr *trace.Trace, t time.Duration) []string {
 		out = append(out, b)
 	}
 	return out
+}
+
+// rhNoTFConnect: ring_hash (request hash: header x-key) over b1, b2, b3
+// (IPv4), b1 refusing. r1 at 200 ms lands on b1: b1's child connects,
+// fails and reports TRANSIENT_FAILURE, and r1 goes on to the next
+// endpoint. r2…r8, every 100 ms from 300 ms, land on b1 too. A61 (Ring
+// Hash): the picker no longer triggers connection attempts for an entry in
+// TRANSIENT_FAILURE (pick_first, sticky in TRANSIENT_FAILURE, retries on
+// its own after its backoff, at least 800 ms: 1 s less 20 % jitter), so
+// the picks bring no attempt to b1 before that.
+func rhNoTFConnect() spec.Spec {
+	backends := []string{"b1", "b2", "b3"}
+	k := mustKey(rhBuildRing(backends, []scenario.Addr{"b1/ipv4"}, []scenario.Addr{"b2/ipv4"}, []scenario.Addr{"b3/ipv4"}).KeyFor("k", nil, 0))
+	b := scenario.New("rh-no-tf-connect").
+		Describe("ring_hash (request hash: header x-key); b1 refuses; the client gets [b1/ipv4], [b2/ipv4], [b3/ipv4]; r1 at 200 ms and r2…r8 every 100 ms from 300 ms, all with x-key "+k+" (b1's entry)").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).Backend("b3", scenario.IPv4Only).
+		LB("ring_hash_experimental", `{"requestHashHeader":"x-key"}`).
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"), scenario.EP("b3/ipv4"))).
+		At(200*time.Millisecond, scenario.RPC("r1", scenario.Metadata(rhHeader, k), scenario.Deadline(2*time.Second)))
+	for i := 2; i <= 8; i++ {
+		b.At(time.Duration(i+1)*100*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i), scenario.Metadata(rhHeader, k), scenario.Deadline(2*time.Second)))
+	}
+	b.After(scenario.On("rpc-result").WithRPC("r8"), scenario.Finish()).End(5 * time.Second)
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionRingHash,
+		Scenario: b.MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-RH-PICKER-NO-TF-CONNECT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				start := spec.RPCStart(g, tr, "r1")
+				walk := rhAt(g, tr, start).walk(rhKey(g, tr, "r1"))
+				verdict.Require(faultedBackends(tr, start)[walk[0]], "r1's key lands on %s, which accepts connections", walk[0])
+				var syns []trace.Event
+				for _, a := range addrsOf(tr, walk[0]) {
+					syns = append(syns, spec.AttemptsTo(tr.Events, a)...)
+				}
+				verdict.Require(len(syns) > 0, "no connection attempt to %s: its entry never went TRANSIENT_FAILURE", walk[0])
+				first := syns[0].T
+				// pick_first's own retry comes a backoff later: 1 s less
+				// 20 % jitter at the soonest, less the lab's slack.
+				until := first + 800*time.Millisecond - spec.Within(tr, 20*time.Millisecond)
+				var picksInside []string
+				for i := 2; i <= 8; i++ {
+					id := fmt.Sprintf("r%d", i)
+					if t := spec.RPCStart(g, tr, id); t > first && t < until {
+						picksInside = append(picksInside, id)
+					}
+				}
+				verdict.Require(len(picksInside) > 0, "no RPC landed on %s while it was in TRANSIENT_FAILURE", walk[0])
+				early := trace.Select(syns, func(e trace.Event) bool { return e.T > first && e.T < until })
+				g.Expect(early).To(gomega.BeEmpty(), "%v landed on %s's entry while it was in TRANSIENT_FAILURE: the picker should pass over it without asking for a connection (pick_first retries after its backoff, not before %v):%s", picksInside, walk[0], until, spec.Render(early))
+			}},
+		},
+		Agreement: firstPassSYNs(time.Second),
+	}
 }

@@ -48,7 +48,7 @@ func Specs() []spec.Spec {
 		// Address List Updates in Java/Go
 		rrReorder(), rrChangedSet(),
 		// Ring Hash
-		rhLazy(), rhRing(), rhAllTF(),
+		rhLazy(), rhRing(), rhAllTF(), rhNoTFConnect(),
 		// Reasons for Generic Health Reporting
 		healthUnhealthyIsTF(),
 		// Support Multiple Addresses Per Endpoint in xDS

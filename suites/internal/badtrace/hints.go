@@ -61,6 +61,8 @@ var hints = map[string][]string{
 	"a61/rh-ring A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
 	// After the reorder, r1's key still goes to b1.
 	"a61/rh-ring A61-RH-REORDER-MOVES": {"serve-on[r4,"},
+	// A pick on b1's failing entry brings a connection attempt to b1.
+	"a61/rh-no-tf-connect A61-RH-PICKER-NO-TF-CONNECT": {"add-attempt[198.19.0.1:50051,rpc-start#3]"},
 	// Through xDS, r2 lands on b2's entry, served by another endpoint.
 	"a61/xds-rh-header A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
 	// The attribute-only update reconnects b1.
