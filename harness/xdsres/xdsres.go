@@ -148,7 +148,7 @@ func RouteConfig(rc xds.RouteConfig) *route.RouteConfiguration {
 			Name:    rc.Name,
 			Domains: []string{"*"},
 			Routes: []*route.Route{{
-				Match: &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+				Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
 				Action: &route.Route_Route{Route: act},
 			}},
 		}},
