@@ -207,7 +207,10 @@ func rhXDSAt(g gomega.Gomega, tr *trace.Trace, t time.Duration) rhView {
 	if v == "" {
 		v = strconv.Itoa(version)
 	}
-	verdict.Require(spec.ACKed(tr, spec.TypeEDS, v) && spec.ACKed(tr, spec.TypeCDS, v), "the client did not ACK the clusters and endpoints of version %s", v)
+	// The endpoints are what the ring is built from: their version must
+	// have been ACKed (a type a step leaves unchanged keeps its version,
+	// so the cluster's is not asked for).
+	verdict.Require(spec.ACKed(tr, spec.TypeEDS, v), "the client did not ACK the endpoints of version %s", v)
 	g.ExpectWithOffset(2, x.RouteConfigs).NotTo(gomega.BeEmpty())
 	root := x.RouteConfigs[0].Cluster
 	var cl *xds.Cluster
@@ -288,7 +291,9 @@ func rhXDS() spec.Spec {
 // weight 3 and every endpoint's health HEALTHY. A61 (Ring Hash): endpoints
 // are matched by their addresses, attributes ignored, and the endpoint map
 // is updated in place, so each endpoint keeps its child and its
-// connection: r4, r5, r6 (the same keys) at 1.5 s open no new connection.
+// connection: r4, r5, r6 (the same keys) at 1.5 s open no new connection,
+// and land where the ring, now weighted (A42: locality weight × endpoint
+// weight), says.
 func rhXDSDedup() spec.Spec {
 	backends := []string{"b1", "b2", "b3"}
 	r := rhBuildRing(backends, []scenario.Addr{"b1/ipv4"}, []scenario.Addr{"b2/ipv4"}, []scenario.Addr{"b3/ipv4"})
@@ -340,6 +345,16 @@ func rhXDSDedup() spec.Spec {
 				g.Expect(late).To(gomega.BeEmpty(), "version 2 changed only the endpoints' attributes (weight, health): each endpoint, matched by its address, keeps its connection; new connection attempts:%s", spec.Render(late))
 				closed := trace.Select(tr.Events, trace.OfKind(trace.KindConnClose), func(e trace.Event) bool { return e.T >= v2 && e.T <= end })
 				g.Expect(closed).To(gomega.BeEmpty(), "no connection closed by the client after version 2:%s", spec.Render(closed))
+			}},
+			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// After version 2 the ring is weighted (b1: 3 of 5).
+				for _, id := range []string{"r4", "r5", "r6"} {
+					start := spec.RPCStart(g, tr, id)
+					r := rhRPCOK(g, tr, id)
+					key := rhKey(g, tr, id)
+					w := rhAt(g, tr, start).walk(key)
+					g.Expect(r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s) lands on %s's entry on the ring weighted by EDS (locality weight × endpoint weight); served by %s", id, key, w[0], r.Backend)
+				}
 			}},
 		},
 		Agreement: synAgreement,

@@ -65,6 +65,8 @@ var hints = map[string][]string{
 	"a61/rh-no-tf-connect A61-RH-PICKER-NO-TF-CONNECT": {"add-attempt[198.19.0.1:50051,rpc-start#3]"},
 	// Through xDS, r2 lands on b2's entry, served by another endpoint.
 	"a61/xds-rh-header A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
+	// r5, on the weighted ring b1's, served by b2 (where the unweighted ring puts it).
+	"a61/xds-rh-dedup A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r5,b2]"},
 	// The attribute-only update reconnects b1.
 	"a61/xds-rh-dedup A61-RH-DEDUP-NO-ATTRIBUTES": {"add-attempt[198.19.0.1:50051,"},
 	// r1, every entry failing, waits for its deadline instead of failing.
