@@ -27,6 +27,9 @@ const (
 	// SwitchPriorityChildPolicyCache reverts A115's change to A56 (A115,
 	// Temporary environment variable protection).
 	SwitchPriorityChildPolicyCache = "GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE"
+	// SwitchRingHashRequestHashKey guards ring_hash's requestHashHeader
+	// (A76, Temporary environment variable protection).
+	SwitchRingHashRequestHashKey = "GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY"
 )
 
 // Switches is what the reference takes of a client's gRPC environment
@@ -50,6 +53,8 @@ var alwaysOn = map[string]string{
 	// reference/pickfirst always takes shuffleAddressList, and the xDS
 	// client always accepts pick_first as a cluster's policy (A62).
 	SwitchPickFirstLBConfig: "the reference always takes shuffleAddressList and pick_first through xDS",
+	// reference/ringhash always takes requestHashHeader (A76).
+	SwitchRingHashRequestHashKey: "the reference's ring_hash always takes requestHashHeader",
 }
 
 // ParseSwitches maps a client's environment switches (name → "true" or

@@ -36,6 +36,13 @@ const (
 	// checked to build with today's toolchain and to run conform's xDS
 	// scenarios (bootstrap from GRPC_XDS_BOOTSTRAP_CONFIG, xds:/// targets).
 	xdsSince = "v1.55.0"
+	// ringhashSince is the first grpc-go with ring_hash as a public
+	// package (balancer/ringhash), which the Go driver's plain build
+	// imports (drivers/go/ringhash.go, build tag conform_ringhash) so that
+	// ring_hash_experimental can be named in a service config without xDS.
+	ringhashSince = "v1.73.0"
+	// ringhashFile is that import's file in the driver's module.
+	ringhashFile = "ringhash.go"
 )
 
 func init() {
@@ -133,6 +140,9 @@ func buildTags(version string, xds bool) []string {
 	if xds {
 		tags = append(tags, "conform_xds")
 	}
+	if semver.Compare(version, ringhashSince) >= 0 {
+		tags = append(tags, "conform_ringhash")
+	}
 	if len(tags) == 0 {
 		return nil
 	}
@@ -181,6 +191,13 @@ func prepareGRPCGo(ctx context.Context, dir, version string) error {
 		return err
 	}
 	os.Remove(filepath.Join(dir, "go.sum"))
+	if semver.Compare(version, ringhashSince) < 0 {
+		// go mod tidy reads every file whatever its build tags, and would
+		// raise grpc-go to a version that has balancer/ringhash.
+		if err := os.Remove(filepath.Join(dir, ringhashFile)); err != nil {
+			return err
+		}
+	}
 	gomod := fmt.Sprintf("module %s\n\ngo 1.22\n", goDriverModule)
 	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		return err

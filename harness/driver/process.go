@@ -64,6 +64,11 @@ const (
 	// given there. Absent means false: a scenario whose client asks for it
 	// is not-applicable, never judged on a client that ignores the field.
 	CanHealthCheck = "health_check"
+	// CanRequestHashHeader says ring_hash takes requestHashHeader in its
+	// config and hashes that request header (gRFC A76). Absent means false:
+	// a client without it gives every request a random hash, so a scenario
+	// whose ring_hash config names one is not-applicable.
+	CanRequestHashHeader = "request_hash_header"
 )
 
 // ProcessOptions configure a driver process.

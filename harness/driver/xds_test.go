@@ -12,8 +12,10 @@ func TestXDS_BuildTags(t *testing.T) {
 		xds     bool
 		want    string
 	}{
-		{"v1.85.0", false, ""},
-		{"v1.85.0", true, "-tags conform_xds"},
+		{"v1.85.0", false, "-tags conform_ringhash"},
+		{"v1.85.0", true, "-tags conform_xds,conform_ringhash"},
+		{"v1.73.0", false, "-tags conform_ringhash"},
+		{"v1.72.0", false, ""},
 		{"v1.55.0", true, "-tags conform_legacy,conform_xds"},
 		{"v1.55.0", false, "-tags conform_legacy"},
 	} {

@@ -119,7 +119,7 @@ func TestLab_XDSBackwardCompatFromScenarioEnv(t *testing.T) {
 // set is one the reference either takes as an option or names as always on.
 func TestSwitches_ReferenceKnowsTheScenariosNames(t *testing.T) {
 	known := []string{reference.SwitchAggregateClusterBackwardCompat, reference.SwitchXDSDualstackEndpoints,
-		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache}
+		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache, reference.SwitchRingHashRequestHashKey}
 	for _, name := range scenario.EnvVars() {
 		if !slices.Contains(known, name) {
 			t.Errorf("scenarios may set %s, which the reference does not know", name)

@@ -41,7 +41,8 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 // capabilityMeaning says, for a capability whose name does not, what a
 // scenario needing it asks of the client.
 var capabilityMeaning = map[string]string{
-	driver.CanHealthCheck: " (client-side health checking, which the scenario's healthCheckConfig asks for: gRFC A17)",
+	driver.CanHealthCheck:       " (client-side health checking, which the scenario's healthCheckConfig asks for: gRFC A17)",
+	driver.CanRequestHashHeader: " (ring_hash's requestHashHeader, which the scenario's LB config sets: gRFC A76)",
 }
 
 // changesConfig reports whether s has a config step.
@@ -108,6 +109,9 @@ func needs(s *scenario.Scenario) []string {
 	if strings.Contains(cfg, `"connectionAttemptDelay"`) {
 		set[driver.CanAttemptDelay] = true
 	}
+	if strings.Contains(cfg, `"requestHashHeader"`) {
+		set[driver.CanRequestHashHeader] = true
+	}
 	if _, on, _ := scenario.HealthCheckService(s.Client.ServiceConfig); on {
 		set[driver.CanHealthCheck] = true
 	}
@@ -131,7 +135,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanRequestHashHeader, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
 		if set[c] {
 			out = append(out, c)
 		}

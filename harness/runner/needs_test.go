@@ -159,3 +159,18 @@ func TestNeeds_XDS(t *testing.T) {
 		t.Errorf("needs = %v, want [wait_for_ready xds]", got)
 	}
 }
+
+// TestNeeds_RequestHashHeader verifies that a ring_hash config naming a
+// request hash header (A76) needs a driver whose client takes it: without
+// it every request would get a random hash.
+func TestNeeds_RequestHashHeader(t *testing.T) {
+	for cfg, want := range map[string]bool{`{"requestHashHeader":"x-key"}`: true, `{"minRingSize":16}`: false} {
+		s := scenario.New("h").Backend("b1", scenario.IPv4Only).LB("ring_hash_experimental", cfg).End(time.Second).MustBuild()
+		if got := slices.Contains(needs(s), driver.CanRequestHashHeader); got != want {
+			t.Errorf("%s: needs %s = %v, want %v", cfg, driver.CanRequestHashHeader, got, want)
+		}
+		if got := missingCapabilities(s, driver.Hello{Can: map[string]bool{driver.CanServiceConfig: true}}); strings.Contains(got, "gRFC A76") != want {
+			t.Errorf("%s: missing %q", cfg, got)
+		}
+	}
+}

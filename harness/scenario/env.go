@@ -29,6 +29,9 @@ const (
 	// brings back the retention of children removed from the priority
 	// policy's config (A115, Temporary environment variable protection).
 	EnvPriorityChildPolicyCache = "GRPC_EXPERIMENTAL_ENABLE_PRIORITY_LB_CHILD_POLICY_CACHE"
+	// EnvRingHashRequestHashKey guards ring_hash's requestHashHeader (A76,
+	// Temporary environment variable protection).
+	EnvRingHashRequestHashKey = "GRPC_EXPERIMENTAL_RING_HASH_SET_REQUEST_HASH_KEY"
 )
 
 // EnvVars lists the variables a scenario may set, sorted.
@@ -36,6 +39,7 @@ func EnvVars() []string {
 	return []string{
 		EnvPriorityChildPolicyCache,
 		EnvPickFirstLBConfig,
+		EnvRingHashRequestHashKey,
 		EnvXDSDualstackEndpoints,
 		EnvAggregateClusterBackwardCompat,
 	}

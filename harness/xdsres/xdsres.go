@@ -133,18 +133,23 @@ func Listener(l xds.Listener) (*listener.Listener, error) {
 }
 
 // RouteConfig has one virtual host for every domain with one route: every
-// path to the cluster.
+// path to the cluster, with a hash_policy on rc.HashHeader when it is set
+// (A42, Hash Policy: a header policy).
 func RouteConfig(rc xds.RouteConfig) *route.RouteConfiguration {
+	act := &route.RouteAction{ClusterSpecifier: &route.RouteAction_Cluster{Cluster: rc.Cluster}}
+	if rc.HashHeader != "" {
+		act.HashPolicy = []*route.RouteAction_HashPolicy{{
+			PolicySpecifier: &route.RouteAction_HashPolicy_Header_{Header: &route.RouteAction_HashPolicy_Header{HeaderName: rc.HashHeader}},
+		}}
+	}
 	return &route.RouteConfiguration{
 		Name: rc.Name,
 		VirtualHosts: []*route.VirtualHost{{
 			Name:    rc.Name,
 			Domains: []string{"*"},
 			Routes: []*route.Route{{
-				Match: &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
-				Action: &route.Route_Route{Route: &route.RouteAction{
-					ClusterSpecifier: &route.RouteAction_Cluster{Cluster: rc.Cluster},
-				}},
+				Match:  &route.RouteMatch{PathSpecifier: &route.RouteMatch_Prefix{Prefix: "/"}},
+				Action: &route.Route_Route{Route: act},
 			}},
 		}},
 	}

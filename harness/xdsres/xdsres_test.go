@@ -250,3 +250,16 @@ func TestTraceEvent_RequestsOnly(t *testing.T) {
 }
 
 func wrapU32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }
+
+// TestRouteConfig_HashHeader verifies a route's hash_header becomes one
+// header hash policy on the route action (A42, Hash Policy), and that
+// without it the route has none.
+func TestRouteConfig_HashHeader(t *testing.T) {
+	hp := RouteConfig(xds.RouteConfig{Name: "rc", Cluster: "c", HashHeader: "x-key"}).GetVirtualHosts()[0].GetRoutes()[0].GetRoute().GetHashPolicy()
+	if len(hp) != 1 || hp[0].GetHeader().GetHeaderName() != "x-key" || hp[0].GetTerminal() {
+		t.Errorf("hash_policy %v, want one header policy on x-key", hp)
+	}
+	if hp := RouteConfig(xds.RouteConfig{Name: "rc", Cluster: "c"}).GetVirtualHosts()[0].GetRoutes()[0].GetRoute().GetHashPolicy(); len(hp) != 0 {
+		t.Errorf("hash_policy %v without hash_header, want none", hp)
+	}
+}

@@ -10,8 +10,7 @@ import (
 	"google.golang.org/grpc/resolver"
 )
 
-// weightKey is the endpoint attribute carrying an endpoint's weight. It is
-// unexported: nothing outside this package sets weights yet.
+// weightKey is the endpoint attribute carrying an endpoint's weight.
 type weightKey struct{}
 
 // withWeight returns e with weight w.
@@ -19,6 +18,14 @@ func withWeight(e resolver.Endpoint, w uint32) resolver.Endpoint {
 	e.Attributes = e.Attributes.WithValue(weightKey{}, w)
 	return e
 }
+
+// SetWeight returns e with ring_hash weight w (A42: the per-address weight
+// attribute; through xDS, locality weight × endpoint weight). A weight of 0
+// counts as 1.
+func SetWeight(e resolver.Endpoint, w uint32) resolver.Endpoint { return withWeight(e, w) }
+
+// Weight is e's ring_hash weight: the one SetWeight gave it, or 1.
+func Weight(e resolver.Endpoint) uint32 { return weightOf(e) }
 
 // weightOf is e's weight: its attribute, or 1 when it has none (or 0).
 func weightOf(e resolver.Endpoint) uint32 {

@@ -48,11 +48,13 @@ func Specs() []spec.Spec {
 		// Address List Updates in Java/Go
 		rrReorder(), rrChangedSet(),
 		// Ring Hash
-		rhLazy(),
+		rhLazy(), rhRing(), rhAllTF(), rhNoTFConnect(),
 		// Reasons for Generic Health Reporting
 		healthUnhealthyIsTF(),
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
+		// Ring Hash, through xDS: a route's hash_policy on a header
+		rhXDS(), rhXDSDedup(),
 		xdsODPerEndpoint(),
 		xdsODEjectAllAddresses(),
 		xdsODKeysAddressesOnly(),

@@ -151,6 +151,8 @@ func (s *Session) hello() map[string]any {
 		// channel.go links grpc-go's health package: a healthCheckConfig
 		// in the service config turns client-side health checking on.
 		"health_check": true,
+		// ring_hash's request hash header (A76), where this grpc-go keeps it.
+		"request_hash_header": takesRequestHashHeader(),
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v

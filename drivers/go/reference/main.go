@@ -22,7 +22,7 @@ const sinkName = "driver"
 func main() {
 	s := protocol.NewSession(os.Stdout, protocol.Options{
 		Impl: reference.Impl, Version: conformVersion(), ServiceConfig: wrap, RPCIDKey: recorder.RPCIDKey,
-		Can:      map[string]bool{"connection_attempt_delay": true, "endpoint_attributes": true, "session_metadata": true},
+		Can:      map[string]bool{"connection_attempt_delay": true, "endpoint_attributes": true, "session_metadata": true, "request_hash_header": true},
 		Policies: reference.StandardNames(),
 		Endpoint: reference.Endpoint, // hierarchy paths for priority's children
 	})
@@ -86,7 +86,7 @@ func wrap(serviceConfig string) (string, error) {
 func switches() map[string]string {
 	env := map[string]string{}
 	for _, k := range []string{reference.SwitchAggregateClusterBackwardCompat, reference.SwitchXDSDualstackEndpoints,
-		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache} {
+		reference.SwitchPickFirstLBConfig, reference.SwitchPriorityChildPolicyCache, reference.SwitchRingHashRequestHashKey} {
 		if v, ok := os.LookupEnv(k); ok {
 			env[k] = v
 		}

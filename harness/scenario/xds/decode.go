@@ -13,7 +13,7 @@ import (
 //	xds:
 //	  version: "2"
 //	  listeners: [{name: svc, route_config: rc}]
-//	  route_configs: [{name: rc, cluster: agg}]
+//	  route_configs: [{name: rc, cluster: agg}]   # hash_header: x-key (a ring_hash hash policy)
 //	  clusters:
 //	    - {name: agg, type: AGGREGATE, clusters: [c1, dns]}
 //	    - name: c1
@@ -98,11 +98,11 @@ func (r reader) listener(n *yaml.Node, p string) (Listener, error) {
 
 func (r reader) routeConfig(n *yaml.Node, p string) (RouteConfig, error) {
 	var rc RouteConfig
-	f, err := r.Fields(n, p, "name", "cluster")
+	f, err := r.Fields(n, p, "name", "cluster", "hash_header")
 	if err != nil {
 		return rc, err
 	}
-	err = r.Strs(f, p, []form.Field[string]{{Key: "name", Dst: &rc.Name}, {Key: "cluster", Dst: &rc.Cluster}})
+	err = r.Strs(f, p, []form.Field[string]{{Key: "name", Dst: &rc.Name}, {Key: "cluster", Dst: &rc.Cluster}, {Key: "hash_header", Dst: &rc.HashHeader}})
 	return rc, err
 }
 

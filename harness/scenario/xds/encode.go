@@ -29,6 +29,9 @@ func Encode(x Resources) *yaml.Node {
 			rm := &form.Mapping{Flow: true}
 			rm.Str("name", rc.Name)
 			rm.Str("cluster", rc.Cluster)
+			if rc.HashHeader != "" {
+				rm.Str("hash_header", rc.HashHeader)
+			}
 			seq.Content = append(seq.Content, rm.Node())
 		}
 		m.Add("route_configs", seq)

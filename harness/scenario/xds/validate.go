@@ -42,6 +42,9 @@ func (x Resources) Validate(p string, addr func(field string, a form.Addr) error
 		if err := CheckResourceName(rp+".cluster", rc.Cluster); err != nil {
 			return err
 		}
+		if err := checkHashHeader(rp+".hash_header", rc.HashHeader); err != nil {
+			return err
+		}
 	}
 	names = map[string]bool{}
 	for i, c := range x.Clusters {
@@ -216,6 +219,24 @@ func CheckResourceName(field, name string) error {
 	}
 	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
 		return form.FieldErr(field, "%q: no spaces or control characters", name)
+	}
+	return nil
+}
+
+// checkHashHeader accepts "" or a lower-case gRPC metadata key that carries
+// text: A42 (Hash Policy) hashes headers as A28 matches them, which skips
+// binary ("-bin") headers, so a policy on one would never give a hash.
+func checkHashHeader(p, h string) error {
+	if h == "" {
+		return nil
+	}
+	if strings.HasSuffix(h, "-bin") {
+		return form.FieldErr(p, "%q is a binary header, which hash policies skip (A42, Hash Policy)", h)
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return form.FieldErr(p, "%q is not a lower-case metadata key (%q)", h, c)
+		}
 	}
 	return nil
 }

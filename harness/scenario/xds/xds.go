@@ -44,6 +44,10 @@ type Listener struct {
 type RouteConfig struct {
 	Name    string
 	Cluster string
+	// HashHeader, when set, is the route's hash_policy: one header policy
+	// hashing this request header (A42, Hash Policy; for ring_hash). A
+	// lower-case gRPC metadata key that carries text (not "-bin").
+	HashHeader string
 }
 
 // ClusterType is a cluster's discovery type.

@@ -23,7 +23,7 @@ func valid() xds.Resources {
 	return xds.Resources{
 		Version:      "7",
 		Listeners:    []xds.Listener{{Name: "svc", RouteConfig: "rc"}},
-		RouteConfigs: []xds.RouteConfig{{Name: "rc", Cluster: "agg"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc", Cluster: "agg", HashHeader: "x-key"}},
 		Clusters: []xds.Cluster{
 			{Name: "agg", Type: xds.ClusterAggregate, Clusters: []string{"c1", "dns"}},
 			{Name: "c1", Type: xds.ClusterEDS, LBPolicy: xds.RingHash, MinRingSize: 8, MaxRingSize: 1024,
@@ -128,6 +128,8 @@ func TestValidate_NamesTheField(t *testing.T) {
 		{"duplicate listener", with(func(x *xds.Resources) { x.Listeners = append(x.Listeners, x.Listeners[0]) }), "steps[0].xds.listeners[1].name"},
 		{"listener without route", with(func(x *xds.Resources) { x.Listeners[0].RouteConfig = "" }), "steps[0].xds.listeners[0].route_config"},
 		{"route without cluster", with(func(x *xds.Resources) { x.RouteConfigs[0].Cluster = "" }), "steps[0].xds.route_configs[0].cluster"},
+		{"binary hash header", with(func(x *xds.Resources) { x.RouteConfigs[0].HashHeader = "x-key-bin" }), "steps[0].xds.route_configs[0].hash_header"},
+		{"upper-case hash header", with(func(x *xds.Resources) { x.RouteConfigs[0].HashHeader = "X-Key" }), "steps[0].xds.route_configs[0].hash_header"},
 		{"duplicate cluster", c1(func(c *xds.Cluster) { c.Name = "agg" }), cp + ".name"},
 		{"unknown type", c1(func(c *xds.Cluster) { c.Type = "STATIC" }), cp + ".type"},
 		{"clusters on EDS", c1(func(c *xds.Cluster) { c.Clusters = []string{"x"} }), cp + ".clusters"},

@@ -428,10 +428,11 @@ func (c *Client) compute() (*Config, map[string][]string, error) {
 		}
 		rc = v.(*RouteConfig)
 	}
-	root, err := routeCluster(rc, c.opts.Listener)
+	rt, err := routeCluster(rc, c.opts.Listener)
 	if err != nil {
 		return nil, names, err
 	}
+	root := rt.Cluster
 	clusters := map[string]*Cluster{}
 	leaves, reached, complete, err := walk(root, func(name string) (*Cluster, bool, error) {
 		v, ok, err := c.get(ClusterType, name)
@@ -455,6 +456,7 @@ func (c *Client) compute() (*Config, map[string][]string, error) {
 		Listener:        c.opts.Listener,
 		RouteConfigName: l.RouteConfigName,
 		Cluster:         root,
+		HashHeader:      rt.HashHeader,
 		Leaves:          leaves,
 		Clusters:        clusters,
 		Endpoints:       map[string]*Endpoints{},
@@ -467,6 +469,9 @@ func (c *Client) compute() (*Config, map[string][]string, error) {
 			// A75: the migration switch has the underlying clusters use
 			// the aggregate cluster's LB policy.
 			cfg.LBPolicies[leaf] = clusters[root].LBPolicy
+		}
+		if rt.HashHeader != "" {
+			cfg.LBPolicies[leaf] = withRequestHashHeader(cfg.LBPolicies[leaf], rt.HashHeader)
 		}
 		if cl.Kind != KindEDS {
 			continue

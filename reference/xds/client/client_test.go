@@ -12,6 +12,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	pickfirstv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/load_balancing_policies/pick_first/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -350,5 +351,34 @@ func TestClient_OutlierDetectionAndOverrideHostStatus(t *testing.T) {
 	e.set("2", baseResources(t, bad, twoPriorities("c1-eds"))...)
 	if ev := e.answer(ClusterType, "2"); ev.Kind != NACK || !strings.Contains(ev.Detail, "max_ejection_percent 101") {
 		t.Errorf("got %+v, want a NACK for max_ejection_percent", ev)
+	}
+}
+
+// TestClient_RouteHashPolicyReachesRingHash verifies the default route's
+// first header hash policy (A42, Hash Policy; a binary header skipped) is
+// the hash header of every ring_hash leaf, and leaves other policies alone.
+func TestClient_RouteHashPolicyReachesRingHash(t *testing.T) {
+	rt := routeTo(testRoute, "A")
+	rt.VirtualHosts[0].Routes[0].GetRoute().HashPolicy = []*routev3.RouteAction_HashPolicy{
+		{PolicySpecifier: &routev3.RouteAction_HashPolicy_Header_{Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: "x-skip-bin"}}},
+		{PolicySpecifier: &routev3.RouteAction_HashPolicy_Header_{Header: &routev3.RouteAction_HashPolicy_Header{HeaderName: "X-Key"}}},
+	}
+	agg := aggCluster(t, "A", "B", "C")
+	res := []types.Resource{listener(t, testListener, testRoute), rt, agg,
+		edsCluster("B", func(c *clusterv3.Cluster) { c.LbPolicy = clusterv3.Cluster_RING_HASH }), edsCluster("C"),
+		twoPriorities("B-eds"), cla("C-eds", locality(0, 1, "z", lbEndpoint(0, "198.18.0.50", 443)))}
+	e := newEnv(t, Options{})
+	e.set("1", res...)
+	r := e.config(gotConfig)
+	if r.cfg.HashHeader != "x-key" {
+		t.Errorf("hash header %q, want x-key", r.cfg.HashHeader)
+	}
+	got := map[string]string{}
+	for k, v := range r.cfg.LBPolicies {
+		got[k] = string(v)
+	}
+	want := map[string]string{"B": `{"conform_ring_hash":{"requestHashHeader":"x-key"}}`, "C": `{"conform_round_robin":{}}`}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("LB policies = %v, want %v", got, want)
 	}
 }

@@ -76,7 +76,7 @@ func (w *walker) visit(name string, depth int) error {
 // host whose domains best match host (A27: exact, then suffix wildcard, then
 // prefix wildcard, then "*"; longer matches first), then its first route
 // that matches every path (prefix "" or "/"), which must send to one cluster.
-func routeCluster(rc *RouteConfig, host string) (string, error) {
+func routeCluster(rc *RouteConfig, host string) (Route, error) {
 	var best *VirtualHost
 	bestKind, bestLen := 5, -1
 	for i := range rc.VirtualHosts {
@@ -92,18 +92,18 @@ func routeCluster(rc *RouteConfig, host string) (string, error) {
 		}
 	}
 	if best == nil {
-		return "", fmt.Errorf("route configuration %q has no virtual host for %q", rc.Name, host)
+		return Route{}, fmt.Errorf("route configuration %q has no virtual host for %q", rc.Name, host)
 	}
 	for _, r := range best.Routes {
 		if r.Prefix == nil || (*r.Prefix != "" && *r.Prefix != "/") {
 			continue
 		}
 		if r.Unsupported != "" {
-			return "", fmt.Errorf("virtual host %q: default route is not supported: %s", best.Name, r.Unsupported)
+			return Route{}, fmt.Errorf("virtual host %q: default route is not supported: %s", best.Name, r.Unsupported)
 		}
-		return r.Cluster, nil
+		return r, nil
 	}
-	return "", fmt.Errorf("virtual host %q has no default route (prefix \"\" or \"/\")", best.Name)
+	return Route{}, fmt.Errorf("virtual host %q has no default route (prefix \"\" or \"/\")", best.Name)
 }
 
 // domainMatch returns the kind of match (0 exact, 1 suffix wildcard, 2

@@ -204,3 +204,28 @@ func ringConfig(minSize, maxSize *wrapperspb.UInt64Value) (map[string]any, error
 	}
 	return cfg, nil
 }
+
+// withRequestHashHeader has a ring_hash policy (one LoadBalancingConfig
+// object) hash header h: the route's hash policy (A42, Hash Policy) given
+// to the reference's ring_hash as its requestHashHeader (A76), which hashes
+// the header's values, joined with ",", with XXH64 as A42's header policy
+// does. Any other policy is returned as it is.
+func withRequestHashHeader(lb json.RawMessage, h string) json.RawMessage {
+	var m map[string]map[string]any
+	if err := json.Unmarshal(lb, &m); err != nil {
+		return lb
+	}
+	cfg, ok := m[ringhash.Name]
+	if !ok || len(m) != 1 {
+		return lb
+	}
+	if cfg == nil {
+		cfg = map[string]any{}
+	}
+	cfg["requestHashHeader"] = h
+	out, err := json.Marshal(map[string]any{ringhash.Name: cfg})
+	if err != nil {
+		return lb
+	}
+	return out
+}

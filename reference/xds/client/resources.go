@@ -47,6 +47,9 @@ type Route struct {
 	Path        *string
 	Cluster     string
 	Unsupported string
+	// HashHeader is the request header of the route's first header hash
+	// policy (A42, Hash Policy), lower-cased; empty when it has none.
+	HashHeader string
 }
 
 // ClusterKind says how a cluster finds its endpoints (A37, "XdsClient
@@ -162,6 +165,9 @@ type Config struct {
 	RouteConfigName string // empty when the route configuration is inline
 	// Cluster is the cluster the listener's default route sends to.
 	Cluster string
+	// HashHeader is that route's hash policy header (Route.HashHeader):
+	// every ring_hash in LBPolicies hashes it (as its requestHashHeader).
+	HashHeader string
 	// Leaves is A37's flattened list of the clusters underlying Cluster:
 	// depth-first, each cluster once at its first position. For a cluster
 	// that is not an aggregate it is [Cluster].

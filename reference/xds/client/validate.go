@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -96,6 +97,7 @@ func routeConfig(rc *routev3.RouteConfiguration) (*RouteConfig, error) {
 				} else if route.Unsupported == "" {
 					route.Unsupported = "route action does not name a single cluster"
 				}
+				route.HashHeader = hashHeader(act.Route.GetHashPolicy())
 			default:
 				if route.Unsupported == "" {
 					route.Unsupported = "action is not a route action"
@@ -241,4 +243,20 @@ func socketAddress(a *corev3.Address) (string, error) {
 		return "", fmt.Errorf("socket_address.port_value %d is above 65535", pv.PortValue)
 	}
 	return net.JoinHostPort(sa.GetAddress(), strconv.Itoa(int(pv.PortValue))), nil
+}
+
+// hashHeader is the header of the first header hash policy that can give a
+// hash, lower-cased, or "". A42, Hash Policy: gRPC supports header policies
+// (and channel-id ones, which the reference does not implement); binary
+// ("-bin") headers are skipped as A28 skips them. Only the first header
+// policy is kept: the reference's ring_hash hashes one header, as A76's
+// requestHashHeader does; a route with more gets the first one's hash.
+func hashHeader(hps []*routev3.RouteAction_HashPolicy) string {
+	for _, hp := range hps {
+		h := strings.ToLower(hp.GetHeader().GetHeaderName())
+		if h != "" && !strings.HasSuffix(h, "-bin") {
+			return h
+		}
+	}
+	return ""
 }

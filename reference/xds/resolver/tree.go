@@ -3,6 +3,7 @@ package resolver
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"google.golang.org/grpc/resolver"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/conformlab/conform/reference/outlierdetection"
 	"github.com/conformlab/conform/reference/overridehost"
 	"github.com/conformlab/conform/reference/priority"
+	"github.com/conformlab/conform/reference/ringhash"
 	"github.com/conformlab/conform/reference/roundrobin"
 	"github.com/conformlab/conform/reference/weightedtarget"
 	"github.com/conformlab/conform/reference/xds/client"
@@ -137,6 +139,9 @@ func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][
 				}
 				ep = hierarchy.SetOnEndpoint(ep, path)
 				ep = overridehost.SetHealthStatus(ep, string(e.HealthStatus))
+				// A42, Changes to the xDS Client: ring_hash weighs an
+				// endpoint by its locality's weight times its own.
+				ep = ringhash.SetWeight(ep, ringWeight(l.Weight, e.Weight))
 				endpoints = append(endpoints, ep)
 			}
 		}
@@ -169,4 +174,11 @@ func leafTree(cfg *client.Config, name string, prefix []string, dns map[string][
 	}
 	od["childPolicy"] = []any{oh}
 	return obj{outlierdetection.Name: od}, endpoints, nil
+}
+
+// ringWeight is locality weight × endpoint weight, each 1 when unset,
+// saturating at the largest uint32.
+func ringWeight(locality, endpoint uint32) uint32 {
+	w := uint64(max(locality, 1)) * uint64(max(endpoint, 1))
+	return uint32(min(w, math.MaxUint32))
 }

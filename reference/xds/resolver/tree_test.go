@@ -13,6 +13,7 @@ import (
 	"github.com/conformlab/conform/reference/outlierdetection"
 	"github.com/conformlab/conform/reference/overridehost"
 	"github.com/conformlab/conform/reference/priority"
+	"github.com/conformlab/conform/reference/ringhash"
 	"github.com/conformlab/conform/reference/xds/client"
 	"google.golang.org/grpc/resolver"
 )
@@ -228,4 +229,30 @@ func TestBuild_TreeRoutesAndFailsOverInSim(t *testing.T) {
 	w.SetFault("198.18.0.10:443", sim.FaultNone)
 	w.Advance(3 * time.Minute) // backoff ends; priority 0 of C1 reconnects.
 	step("r4", "c1-p0")
+}
+
+// TestBuild_RingHashWeights verifies every endpoint carries ring_hash's
+// weight, its locality's weight times its own (A42, Changes to the xDS
+// Client).
+func TestBuild_RingHashWeights(t *testing.T) {
+	heavy := ep(client.HealthHealthy, "198.18.0.12:443")
+	heavy.Weight = 5
+	c, e := eds("C", `{"conform_ring_hash":{}}`,
+		client.Priority{Localities: []client.Locality{
+			locality("z0", 3, ep(client.HealthHealthy, "198.18.0.10:443"), heavy),
+			locality("z1", 1, ep(client.HealthHealthy, "198.18.0.11:443")),
+		}})
+	cfg := &client.Config{Cluster: "C", Leaves: []string{"C"}, Clusters: map[string]*client.Cluster{"C": c},
+		Endpoints: map[string]*client.Endpoints{"C-eds": e}, LBPolicies: map[string]json.RawMessage{"C": c.LBPolicy}}
+	eps, _, err := Build(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint32
+	for _, e := range eps {
+		got = append(got, ringhash.Weight(e))
+	}
+	if want := []uint32{3, 15, 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ring_hash weights %v, want %v", got, want)
+	}
 }

@@ -57,6 +57,24 @@ var hints = map[string][]string{
 	"a61/rr-changed-set A61-PETIOLE-SET-DIFF": {"add-attempt[[fd00:c0f::b:1]:50051,resolver-update#2]"},
 	// r2 goes elsewhere than r1.
 	"a61/rh-lazy A61-RH-PICKER": {"serve-on[r2,"},
+	// r2 lands on b2's entry, served by another endpoint.
+	"a61/rh-ring A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
+	// After the reorder, r1's key still goes to b1.
+	"a61/rh-ring A61-RH-REORDER-MOVES": {"serve-on[r4,"},
+	// A pick on b1's failing entry brings a connection attempt to b1.
+	"a61/rh-no-tf-connect A61-RH-PICKER-NO-TF-CONNECT": {"add-attempt[198.19.0.1:50051,rpc-start#3]"},
+	// Through xDS, r2 lands on b2's entry, served by another endpoint.
+	"a61/xds-rh-header A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r2,"},
+	// r5, on the weighted ring b1's, served by b2 (where the unweighted ring puts it).
+	"a61/xds-rh-dedup A61-RH-ENTRY-PER-ENDPOINT": {"serve-on[r5,b2]"},
+	// The attribute-only update reconnects b1.
+	"a61/xds-rh-dedup A61-RH-DEDUP-NO-ATTRIBUTES": {"add-attempt[198.19.0.1:50051,"},
+	// r1, every entry failing, waits for its deadline instead of failing.
+	"a61/rh-all-tf A61-RH-PICKER-ALL-TF": {"set-code[r1,DEADLINE_EXCEEDED]"},
+	// No connection to b3, the IDLE endpoint the update brought.
+	"a61/rh-all-tf A61-RH-PROACTIVE-CONNECT": {"drop-attempt[5]"},
+	// r2, landing on failing b1, is failed instead of moving on to b3.
+	"a61/rh-all-tf A61-RH-PICKER": {"fail-rpc[r2]"},
 	// The ejection is lost when e1's locality and health change.
 	"a61/xds-od-keys-addresses-only A61-OD-KEYS-ADDRESSES-ONLY": {"serve-on[n1,"},
 	// e1, counted per address, is not ejected: an RPC after the sweep reaches it, over b2.
