@@ -98,7 +98,7 @@ func fullXDSResources() xds.Resources {
 	return xds.Resources{
 		Version:      "1",
 		Listeners:    []xds.Listener{{Name: "xdstp://conform/envoy.config.listener.v3.Listener/svc", RouteConfig: "rc"}},
-		RouteConfigs: []xds.RouteConfig{{Name: "rc", Cluster: "agg"}},
+		RouteConfigs: []xds.RouteConfig{{Name: "rc", Cluster: "agg", HashHeader: "x-key"}},
 		Clusters: []xds.Cluster{
 			{Name: "agg", Type: xds.ClusterAggregate, Clusters: []string{"eds1", "dns", "missing"}, LBPolicy: xds.RingHash, MinRingSize: 8, MaxRingSize: 1<<63 - 1},
 			{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.PickFirst, Shuffle: true,
