@@ -159,13 +159,46 @@ func (c *inProcess) watchStates() {
 // to record the channel's last state before closing it.
 const stateCatchUp = time.Second
 
+// catchUp lets the channel take the state its root policy reported last
+// (the recorder records a report before the channel acts on it, so a step
+// on the report can close the channel before it changed) and the watcher
+// record it, for at most stateCatchUp: a run that finishes on the policy's
+// READY shows the channel READY too.
+func (c *inProcess) catchUp() {
+	ctx, cancel := context.WithTimeout(context.Background(), stateCatchUp)
+	defer cancel()
+	if want := c.rootState(); want != "" {
+		for s := c.cc.GetState(); s.String() != want; s = c.cc.GetState() {
+			if !c.cc.WaitForStateChange(ctx, s) {
+				break
+			}
+		}
+	}
+	c.states.await(c.cc.GetState(), stateCatchUp)
+}
+
+// rootState is the state the root policy reported last, "" if none (or
+// the policy's events are not recorded).
+func (c *inProcess) rootState() string {
+	if !c.recorded {
+		return ""
+	}
+	evs := c.lr.log.Events()
+	for i := len(evs) - 1; i >= 0; i-- {
+		if e := evs[i]; e.Kind == trace.KindBalancerState && e.Source == trace.SourcePolicy && e.Policy == "" {
+			return e.State
+		}
+	}
+	return ""
+}
+
 func (c *inProcess) close() error {
 	c.mu.Lock()
 	for _, cancel := range c.rpcs {
 		cancel()
 	}
 	c.mu.Unlock()
-	c.states.await(c.cc.GetState(), stateCatchUp)
+	c.catchUp()
 	c.cc.Close() // ends the watcher after it records SHUTDOWN, and the xDS resolver
 	c.wg.Wait()
 	if c.unreg != nil {
