@@ -158,13 +158,7 @@ func rhRing() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				for _, id := range []string{"r1", "r2", "r3"} {
-					start := spec.RPCStart(g, tr, id)
-					r := rhRPCOK(g, tr, id)
-					key := rhKey(g, tr, id)
-					w := rhAt(g, tr, start).walk(key)
-					g.Expect(r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s) lands on %s's entry (each endpoint placed by the hash of its first address); served by %s", id, key, w[0], r.Backend)
-				}
+				expectOnRing(g, tr, "each endpoint placed by the hash of its first address", "r1", "r2", "r3")
 			}},
 			{Requirement: "A61-RH-REORDER-MOVES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// Precondition: before the reorder, r1 landed where the
@@ -272,13 +266,7 @@ func rhXDS() spec.Spec {
 		Scenario: b.MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				for _, id := range []string{"r1", "r2", "r3"} {
-					start := spec.RPCStart(g, tr, id)
-					r := rhRPCOK(g, tr, id)
-					key := rhKey(g, tr, id)
-					w := rhAt(g, tr, start).walk(key)
-					g.Expect(r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s, hashed by the route's hash_policy) lands on %s's entry (each endpoint placed by the hash of its address); served by %s", id, key, w[0], r.Backend)
-				}
+				expectOnRing(g, tr, "hashed by the route's hash_policy; each endpoint placed by the hash of its address", "r1", "r2", "r3")
 			}},
 		},
 		Agreement: synAgreement,
@@ -348,15 +336,22 @@ func rhXDSDedup() spec.Spec {
 			}},
 			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// After version 2 the ring is weighted (b1: 3 of 5).
-				for _, id := range []string{"r4", "r5", "r6"} {
-					start := spec.RPCStart(g, tr, id)
-					r := rhRPCOK(g, tr, id)
-					key := rhKey(g, tr, id)
-					w := rhAt(g, tr, start).walk(key)
-					g.Expect(r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s) lands on %s's entry on the ring weighted by EDS (locality weight × endpoint weight); served by %s", id, key, w[0], r.Backend)
-				}
+				expectOnRing(g, tr, "the ring weighted by EDS: locality weight × endpoint weight", "r4", "r5", "r6")
 			}},
 		},
 		Agreement: synAgreement,
+	}
+}
+
+// expectOnRing checks that each RPC of ids, answered, was served by the
+// endpoint whose ring entry its x-key lands on, on the ring as it stood
+// when the RPC was sent; how says how that ring was built.
+func expectOnRing(g gomega.Gomega, tr *trace.Trace, how string, ids ...string) {
+	for _, id := range ids {
+		start := spec.RPCStart(g, tr, id)
+		r := rhRPCOK(g, tr, id)
+		key := rhKey(g, tr, id)
+		w := rhAt(g, tr, start).walk(key)
+		g.ExpectWithOffset(1, r.Backend).To(gomega.Equal(w[0]), "%s (x-key %s) lands on %s's entry (%s); served by %s", id, key, w[0], how, r.Backend)
 	}
 }
