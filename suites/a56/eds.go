@@ -436,7 +436,7 @@ func edsIgnoreReresolution() spec.Spec {
 				})
 				verdict.Require(len(refused) >= 2, "eds1 failed %d times after dns1 was resolved: it had no reason to ask for re-resolution", len(refused))
 				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b2"), "r1 should go to dns1 (b2) while eds1 refuses")
-				again := trace.Select(qs, func(e trace.Event) bool { return e.T > first+dnsQueryBurst })
+				again := trace.Select(qs, func(e trace.Event) bool { return e.T > first+spec.DNSQueryBurst })
 				expectNone(g, again, fmt.Sprintf("only eds1's connections failed, and dns1 was READY: a re-resolution caused by the EDS cluster's failures "+
 					"got through to the LOGICAL_DNS cluster, the churn A37 sets ignore_reresolution_requests on EDS priorities to prevent (%s resolved again)", ignoreDNSHost))
 			}},
@@ -446,10 +446,6 @@ func edsIgnoreReresolution() spec.Spec {
 
 // ignoreDNSHost is the LOGICAL_DNS name of edsIgnoreReresolution.
 const ignoreDNSHost = "dns1.conform"
-
-// dnsQueryBurst bounds the gap between the queries of one resolution (A
-// and AAAA, asked together).
-const dnsQueryBurst = 50 * time.Millisecond
 
 // dnsQueriesFor are the lab DNS's queries for name (any type).
 func dnsQueriesFor(tr *trace.Trace, name string) []trace.Event {

@@ -133,7 +133,7 @@ func FailureCountReached(tr *trace.Trace, after time.Duration, n int, addrs ...s
 // ReResolutions are the re-resolution requests: the policy's resolve-now
 // events when tr has the policy's events; otherwise the driver's, the
 // channel's requests; for a client that resolves through DNS, its DNS
-// queries after its first resolution (a query within dnsQueryBurst of the
+// queries after its first resolution (a query within DNSQueryBurst of the
 // one before belongs to the same resolution: A and AAAA). The channel's
 // requests may include requests the implementation's subchannels make on
 // their own (grpc-go's do), so without the policy's events a check can
@@ -149,8 +149,9 @@ func ReResolutions(tr *trace.Trace) []trace.Event {
 	return trace.Select(tr.Events, trace.OfKind(trace.KindResolveNow), trace.FromSource(trace.SourceDriver))
 }
 
-// dnsQueryBurst bounds the gap between the queries of one resolution.
-const dnsQueryBurst = 50 * time.Millisecond
+// DNSQueryBurst bounds the gap between the queries of one resolution (A
+// and AAAA, asked together).
+const DNSQueryBurst = 50 * time.Millisecond
 
 // dnsReResolutions are the first queries of each DNS resolution but the
 // first.
@@ -158,7 +159,7 @@ func dnsReResolutions(tr *trace.Trace) []trace.Event {
 	var out []trace.Event
 	last := time.Duration(-1)
 	for i, q := range Of(tr, trace.KindDNSQuery) {
-		if i > 0 && q.T-last > dnsQueryBurst {
+		if i > 0 && q.T-last > DNSQueryBurst {
 			out = append(out, q)
 		}
 		last = q.T
