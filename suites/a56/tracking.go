@@ -209,6 +209,7 @@ func timerFiresSeed() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-FIRES-AS-TF", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
+				spec.RequireSteadyMachine(tr, 0, failed, "10 s failover timer, to p1's failure")
 				g.Expect(failed).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+5*time.Millisecond))
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("TRANSIENT_FAILURE"),
 					"p0 counts as TRANSIENT_FAILURE after its timer, so the channel fails")
@@ -243,6 +244,7 @@ func timerFiresLatest() spec.Spec {
 			{Requirement: "A56-FAILOVER-TIMER-FIRES-RECHOOSE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fires := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
 				g.Expect(fires).To(gomega.HaveLen(1))
+				spec.RequireSteadyMachine(tr, 0, fires[0].T, "10 s failover timer")
 				g.Expect(fires[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).NotTo(gomega.BeEmpty(), "the choice re-run at the timer reaches p1")
 				end := spec.RPCResult(g, tr, "r1").T
@@ -256,7 +258,9 @@ func timerFiresLatest() spec.Spec {
 					"with p1 failed and no timer pending, the CONNECTING p0 is chosen")
 				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("DEADLINE_EXCEEDED"), "r1 waits on p0's queueing picker")
-				g.Expect(r1.T - spec.RPCStart(g, tr, "r1")).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
+				start := spec.RPCStart(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, start, r1.T, "2 s deadline of r1")
+				g.Expect(r1.T - start).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
 			}},
 		},
 		Agreement: agreement(p1Retries, labSlack, lbKinds...),
