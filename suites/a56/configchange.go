@@ -70,7 +70,7 @@ func configNameIsIdentity() spec.Spec {
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(200*time.Millisecond, scenario.Config("priority_experimental", priorityConfig("", swapped...))).
 			At(201*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -124,7 +124,7 @@ func removedThenReadded(name, revision string) *scenario.Scenario {
 		At(401*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
 		At(600*time.Millisecond, scenario.Config("priority_experimental", priorityConfig(revision, p0, p1))).
 		At(601*time.Millisecond, scenario.RPC("r4", scenario.WaitForReady())).
-		After(scenario.On("rpc-result").WithRPC("r4"), scenario.Finish()).
+		FinishAfterEveryRPC().
 		End(5 * time.Second).
 		MustBuild()
 }

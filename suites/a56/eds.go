@@ -84,7 +84,7 @@ func edsFailover() spec.Spec {
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	b.At(edsDownAt, scenario.Stop("b1"))
 	spec.SendRPCs(b, edsR2At, []string{"r2"}, scenario.Deadline(failoverTimeout+5*time.Second))
-	s := b.After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(edsR2At + failoverTimeout + 6*time.Second).
 		MustBuild()
 	return spec.Spec{

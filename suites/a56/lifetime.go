@@ -58,7 +58,7 @@ func returnToHigherThenReactivate() spec.Spec {
 			"p0 on b1 refuses, p1 on b2 serves r1; b1 cleared at 300 ms, p0 back, r2 to p0; then b1 down and r3 back to p1").
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down)).
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 300*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(10 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -130,7 +130,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 		Scenario: primaryBack("deactivated-child-destroyed-15min",
 			"p0 on b1 refuses, p1 on b2 serves; b1 cleared at 300 ms, p0 back and p1 deactivated; p1 destroyed 15 min later").
 			At(16*time.Minute, scenario.RPC("r3", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(17 * time.Minute).
 			MustBuild(),
 		Modes: []trace.Mode{spec.Sim},

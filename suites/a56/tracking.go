@@ -286,7 +286,7 @@ func connectingAfterTF() spec.Spec {
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(grow, scenario.Resolve(at("b1/ipv4", "p0"), at("b3/ipv4", "p0"), at("b2/ipv4", "p1"))).
 			At(400*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

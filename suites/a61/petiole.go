@@ -40,7 +40,7 @@ func rrDualStack() spec.Spec {
 			At(110*time.Millisecond, scenario.RPC("r2")).
 			At(120*time.Millisecond, scenario.RPC("r3")).
 			At(130*time.Millisecond, scenario.RPC("r4")).
-			After(scenario.On("rpc-result").WithRPC("r4"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

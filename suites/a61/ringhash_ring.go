@@ -153,7 +153,7 @@ func rhRing() spec.Spec {
 			At(600*time.Millisecond, eps(after)).
 			At(800*time.Millisecond, scenario.RPC("r4", md(km))).
 			At(820*time.Millisecond, scenario.RPC("r5", md(kn))).
-			After(scenario.On("rpc-result").WithRPC("r5"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -259,7 +259,7 @@ func rhXDS() spec.Spec {
 	for i, k := range keys {
 		b.At(500*time.Millisecond+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i+1), scenario.Metadata(rhHeader, k), scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
 	}
-	b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).End(10 * time.Second)
+	b.FinishAfterEveryRPC().End(10 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
 		Labels:   []string{spec.LabelXDS},
@@ -310,7 +310,7 @@ func rhXDSDedup() spec.Spec {
 	rpcs(500*time.Millisecond, 1)
 	b.At(time.Second, scenario.ServeXDS(version(3, xds.HealthHealthy)))
 	rpcs(1500*time.Millisecond, 4)
-	b.After(scenario.On("rpc-result").WithRPC("r6"), scenario.Finish()).End(10 * time.Second)
+	b.FinishAfterEveryRPC().End(10 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
 		Labels:   []string{spec.LabelXDS},

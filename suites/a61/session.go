@@ -94,7 +94,7 @@ func xdsSessionAddressLists() spec.Spec {
 	b.At(5*time.Second, scenario.ServeXDS(ssaResources(ssaEndpoint("b2/ipv4"))))
 	ssaRPC(b, 5500*time.Millisecond, "s3", session.Cookie(b2v6, b2v4))
 	ssaRPC(b, 5600*time.Millisecond, "o1", session.Cookie(b2v6))
-	s := b.After(scenario.On("rpc-result").WithRPC("o1"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(8 * time.Second).
 		MustBuild()
 

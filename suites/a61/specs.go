@@ -125,7 +125,7 @@ func heFirstReadyWins() spec.Spec {
 			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(300*time.Millisecond, scenario.Clear("b1/ipv6")).
 			At(1500*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(3 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

@@ -43,7 +43,7 @@ func tfPicksFailFast() spec.Spec {
 			After(onTF, scenario.RPC("r2", scenario.WaitForReady())).
 			At(1400*time.Millisecond, scenario.RPC("r3")).
 			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -105,7 +105,7 @@ func stickyTFPriority() spec.Spec {
 			At(1400*time.Millisecond, scenario.RPC("r1")).
 			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
 			AfterDelay(scenario.On("syn-ack").WithAddr("b1/ipv4"), 100*time.Millisecond, scenario.RPC("r2")).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -237,7 +237,10 @@ func stickyTFReresolveEveryRound() spec.Spec {
 					}
 				}
 				g.Expect(asked).To(gomega.Equal(rounds), "every round of failures should end with re-resolution")
-				g.Expect(rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
+				// How many rounds of backoff fit in the run is the machine's
+				// pace, not this rule's (A62-STICKY-TF-RECONNECTS judges
+				// the reconnecting).
+				verdict.Require(rounds >= 3, "the run gave %d rounds of failures, and the check judges three", rounds)
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())

@@ -207,7 +207,7 @@ func aggregateNestedFlattened() spec.Spec {
 	spec.SendRPCs(b, 3*time.Second, []string{"r2"})
 	b.At(4*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 5*time.Second, []string{"r3"})
-	s := b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(12 * time.Second).
 		MustBuild()
 	return spec.Spec{
