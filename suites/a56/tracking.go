@@ -122,6 +122,9 @@ func repeatedConnectingSeed() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-EVERY-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
+				r1 := spec.RPCResult(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, connectingAt, repeatAt, "failover timer's start at CONNECTING and at the repeated CONNECTING")
+				spec.RequireSteadyMachine(tr, repeatAt, r1.T, "10 s failover timer restarted at the repeated CONNECTING, to r1's failover")
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
 				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", spec.Render(f))
@@ -130,7 +133,6 @@ func repeatedConnectingSeed() spec.Spec {
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
 				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", spec.Render(f))
-				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(repeatAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the repeated CONNECTING")
 			}},
@@ -149,6 +151,8 @@ func repeatedConnectingLatest() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-NEW-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
+				r1 := spec.RPCResult(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, connectingAt, r1.T, "10 s failover timer started at CONNECTING, to r1's failover")
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "IDLE → CONNECTING starts the timer")
@@ -157,7 +161,6 @@ func repeatedConnectingLatest() spec.Spec {
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
 				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", spec.Render(f))
-				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(connectingAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the change to CONNECTING")
 			}},
@@ -301,7 +304,9 @@ func connectingAfterTF() spec.Spec {
 				}
 				r2 := spec.RPCResult(g, tr, "r2")
 				g.Expect(r2.Backend).To(gomega.Equal("b2"))
-				g.Expect(r2.T - spec.RPCStart(g, tr, "r2")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
+				start := spec.RPCStart(g, tr, "r2")
+				spec.RequireSteadyMachine(tr, start, r2.T, "r2, served at once by p1")
+				g.Expect(r2.T - start).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
 			}},
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
