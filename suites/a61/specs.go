@@ -54,7 +54,7 @@ func Specs() []spec.Spec {
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
 		// Ring Hash, through xDS: a route's hash_policy on a header
-		rhXDS(), rhXDSDedup(),
+		rhXDS(), rhXDSDedup(), rhXDSReorder(),
 		xdsODPerEndpoint(),
 		xdsODEjectAllAddresses(),
 		xdsODKeysAddressesOnly(),
