@@ -95,6 +95,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				syns := freshSYNs(tr, "b2/ipv4")
 				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
 				r3 := spec.RPCResult(g, tr, "r3")
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r3"), r3.T, "service of r3 at once by p1's saved picker")
 				g.Expect(r3.T-spec.RPCStart(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"r3 is served as soon as p0 fails, by p1's saved picker")
 			}},

@@ -219,6 +219,7 @@ func timerFiresSeed() spec.Spec {
 				expectNone(g, failures(tr, "b1/ipv4"), "p0's own pick_first is still CONNECTING: the failure is the timer's")
 				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r1"), r1.T, "failure of r1 at once")
 				g.Expect(r1.T-spec.RPCStart(g, tr, "r1")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond), "r1 fails at once")
 			}},
 			{Requirement: "A56-CHOOSE-LAST-FALLBACK", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {

@@ -52,6 +52,7 @@ func tfPicksFailFast() spec.Spec {
 					start, r := spec.RPCStart(g, tr, id), spec.RPCResult(g, tr, id)
 					g.Expect(r.Code).To(gomega.Equal("UNAVAILABLE"), "%s, sent in TRANSIENT_FAILURE without wait_for_ready, should fail", id)
 					g.Expect(r.Err).NotTo(gomega.BeEmpty(), "%s should fail with the connection error", id)
+					spec.RequireSteadyMachine(tr, start, r.T, "fail-fast of an RPC sent in TRANSIENT_FAILURE")
 					g.Expect(r.T-start).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 						"%s should fail at once, not wait for a connection", id)
 				}
@@ -285,6 +286,7 @@ func stickyTFNewList() spec.Spec {
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
 				syn := spec.Attempts(pass)[0]
+				spec.RequireSteadyMachine(tr, update.T, syn.T, "attempt to b3 after the update")
 				g.Expect(syn.T-update.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 					"b3 should be tried at once, not after b2's backoff")
 				g.Expect(update.T).To(gomega.BeNumerically("<", minFirstBackoff), "b2 should still be in backoff at the update")

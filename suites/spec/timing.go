@@ -119,6 +119,11 @@ func RequireSteadyMachine(tr *trace.Trace, from, to time.Duration, judged string
 	}
 }
 
+// A check of a reaction "at once" (an RPC served or failed, a connection
+// asked for, an attempt after an update) that judges its interval with a
+// slack of its own states the same precondition over that interval: a
+// stall there is the lab's pace, not the client's.
+
 // stalledReason starts the reason of RequireSteadyMachine's inconclusive
 // verdict (Unsteady).
 const stalledReason = "the machine stalled"
