@@ -73,6 +73,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				starts := ofTimer(timers(tr, timerDeactivation), trace.KindTimerStart)
 				g.Expect(starts).To(gomega.HaveLen(1), "p1 deactivated once")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout))
+				spec.RequireSteadyMachine(tr, min(starts[0].T, back), max(starts[0].T, back), "deactivation of p1 when p0 is chosen again")
 				g.Expect(starts[0].T).To(beAbout(back, spec.Within(tr, labSlack)), "p1 is deactivated when p0 is chosen again")
 				end := spec.RPCResult(g, tr, "r3").T
 				for _, e := range between(subchannelStates(tr, "b2/ipv4"), 0, end) {
