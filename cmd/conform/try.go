@@ -58,7 +58,7 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return badUsage("try: name at least one scenario file")
 	}
-	impl, mode, err := f.resolve()
+	impl, mode, err := f.resolve(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -86,8 +86,9 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// resolve checks the flags: the implementation and the mode it can run in.
-func (f tryFlags) resolve() (runner.Impl, trace.Mode, error) {
+// resolve checks the flags: the implementation (its version published) and
+// the mode it can run in.
+func (f tryFlags) resolve(ctx context.Context, stderr io.Writer) (runner.Impl, trace.Mode, error) {
 	mode := trace.Mode(f.mode)
 	if mode != trace.ModeSim && mode != trace.ModeLab {
 		return nil, "", badUsage("try: --mode %q: want lab or sim", f.mode)
@@ -97,6 +98,9 @@ func (f tryFlags) resolve() (runner.Impl, trace.Mode, error) {
 		rel, err := driver.ParseRelease(f.impl)
 		if err != nil {
 			return nil, "", usageError{err}
+		}
+		if err := checkPublished(ctx, []driver.Release{rel}, stderr); err != nil {
+			return nil, "", err
 		}
 		impl = runner.Driver{Impl: rel}
 	}

@@ -110,6 +110,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		impls = append(impls, impl)
 	}
+	if err := checkPublished(ctx, impls, stderr); err != nil {
+		return err
+	}
 	if err := netlab.Available().Err(); err != nil {
 		return fmt.Errorf("verify runs implementations in the lab: %w (run `conform lab check`)", err)
 	}
@@ -253,4 +256,21 @@ func (f *runFlags) simOnly() ([]spec.Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkPublished checks, before any work, that every release's version
+// exists where its driver is fetched from: a version that does not is a
+// usage error; a check that cannot be made (no network) is said and the
+// run goes on (an installed driver needs no network).
+func checkPublished(ctx context.Context, impls []driver.Release, stderr io.Writer) error {
+	for _, impl := range impls {
+		err := driver.Published(ctx, impl)
+		switch {
+		case driver.IsNotPublished(err):
+			return usageError{err}
+		case err != nil && ctx.Err() == nil:
+			fmt.Fprintf(stderr, "conform: %v; going on\n", err)
+		}
+	}
+	return ctx.Err()
 }
