@@ -206,7 +206,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	start := time.Now()
-	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progressWithGolden(stderr, dir))
+	outcomes := runJobs(ctx, jobs, runner.Reference, f.parallel, dir, stderr)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -235,21 +235,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// progress prints one line per finished scenario.
-func progress(w io.Writer) spec.Done {
-	return func(o *spec.Outcome, took time.Duration, n, total int) {
-		report.Progress(w, reportRun(*o, ""), took, n, total)
+// runJobs runs jobs against impl with progress on stderr: a line per
+// finished scenario, and on a terminal a status line of what runs now.
+// With tracesDir, each outcome gets its golden-trace verdict before its
+// line is printed, so that the line shows the final verdicts.
+func runJobs(ctx context.Context, jobs []spec.Job, impl runner.Impl, parallel int, tracesDir string, stderr io.Writer) []spec.Outcome {
+	live := newLive(stderr)
+	live.Run()
+	defer live.Close()
+	started := func(j spec.Job) { live.Started(string(j.Spec.Doc), j.Spec.Name(), string(j.Mode)) }
+	done := func(o *spec.Outcome, took time.Duration, n, total int) {
+		if tracesDir != "" {
+			o.CheckGoldenOutcome(tracesDir)
+		}
+		live.Finished(reportRun(*o, ""), took, n, total)
 	}
+	return spec.RunJobsWatched(ctx, jobs, impl, parallel, started, done)
 }
 
-// progressWithGolden is progress for the reference's runs: each outcome
-// gets its golden-trace verdict first, so that the line shows the final
-// verdicts.
-func progressWithGolden(w io.Writer, tracesDir string) spec.Done {
-	return func(o *spec.Outcome, took time.Duration, n, total int) {
-		o.CheckGoldenOutcome(tracesDir)
-		report.Progress(w, reportRun(*o, ""), took, n, total)
-	}
+// newLive is progress on w: a status line on a terminal (not for
+// TERM=dumb), verdicts in colour unless NO_COLOR is set (https://no-color.org).
+func newLive(w io.Writer) *report.Live {
+	tty, width := terminal(w)
+	return report.NewLive(w, report.DisplayFor(tty, os.Getenv("TERM"), os.Getenv("NO_COLOR") != "", width))
 }
 
 // reportRuns is outcomes as the reports take them; see reportRun.
@@ -320,7 +328,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progress(stderr))
+	outcomes := runJobs(ctx, jobs, runner.Reference, f.parallel, "", stderr)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -190,7 +190,7 @@ func verifyImpl(ctx context.Context, impl driver.Release, jobs []spec.Job, paral
 		return r
 	}
 	fmt.Fprintf(stderr, "conform: %s: %d scenarios\n", impl, len(jobs))
-	r.outcomes = spec.RunJobs(ctx, jobs, runner.Driver{Impl: impl, Cache: cache}, parallel, progress(stderr))
+	r.outcomes = runJobs(ctx, jobs, runner.Driver{Impl: impl, Cache: cache}, parallel, "", stderr)
 	for _, o := range r.outcomes {
 		if o.Trace != nil && o.Spec.Agreement != nil {
 			r.golden[o.Spec.Name()] = compareGolden(tracesDir, o)
