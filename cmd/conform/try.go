@@ -38,7 +38,7 @@ Flags:
 `
 
 type tryFlags struct {
-	impl, mode, out string
+	impl, mode, out, pcap string
 	seed            uint64
 }
 
@@ -49,6 +49,7 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio")
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
+	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
 	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the run's randomness (recorded in the trace)")
 	fs.Usage = func() { fmt.Fprint(stderr, tryUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -62,6 +63,10 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := validPCAPDir("try", f.pcap); err != nil {
+		return err
+	}
+	ctx = withPCAP(ctx, f.pcap)
 	var scenarios []*scenario.Scenario
 	for _, path := range fs.Args() {
 		s, err := scenario.DecodeFile(path)

@@ -63,6 +63,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
+	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the matrix")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each in a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
@@ -130,7 +131,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var runs []*implRun
 	for _, impl := range impls {
-		r := verifyImpl(ctx, impl, jobs, f.parallel, dir, stderr)
+		r := verifyImpl(withPCAP(ctx, f.pcap), impl, jobs, f.parallel, dir, stderr)
 		r.outcomes = append(r.outcomes, simOnly...)
 		runs = append(runs, r)
 		if ctx.Err() != nil {

@@ -84,6 +84,9 @@ func WriteFile(path string, cfg WriterConfig, frames []Frame) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if err := tmp.Chmod(0o644); err != nil { // as tcpdump -w and conform's traces: readable by all
+		return fmt.Errorf("pcap: %w", err)
+	}
 	w, err := NewWriter(tmp, cfg)
 	if err != nil {
 		return err
