@@ -43,8 +43,8 @@ Flags:
 // runFlags are the flags of run and record.
 type runFlags struct {
 	suite, labelFilter, mode, junit, traces, html, pcap string
-	asJSON                                        bool
-	parallel                                      int
+	asJSON                                              bool
+	parallel                                            int
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {

@@ -39,7 +39,7 @@ Flags:
 
 type tryFlags struct {
 	impl, mode, out, pcap string
-	seed            uint64
+	seed                  uint64
 }
 
 func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
