@@ -143,6 +143,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		goldens = dir // the HTML timelines show each run's golden trace
 	}
 	m := matrixOf(runs, goldens)
+	m.Parallel = f.parallel
 	if f.junit != "" {
 		var all []report.Run
 		for _, im := range m.Impls {

@@ -13,7 +13,8 @@ import (
 // Matrix is what `conform verify` found: requirement × implementation →
 // verdict, with the evidence.
 type Matrix struct {
-	Impls []Impl // the columns, in order
+	Impls    []Impl // the columns, in order
+	Parallel int    // how many runs ran at once
 }
 
 // Impl is everything verify found for one implementation.
@@ -86,7 +87,7 @@ func (m Matrix) Text(w io.Writer) {
 				n[v]++
 			}
 		}
-		fmt.Fprintf(w, "%-20s %s (%.1fs)\n", im.Name, counts(n), im.Wall.Seconds())
+		fmt.Fprintf(w, "%-20s %s (%.1fs%s)\n", im.Name, counts(n), im.Wall.Seconds(), Overhead(im.Runs, im.Wall, m.Parallel))
 	}
 	m.printNotApplicable(w)
 	m.printEvidence(w)

@@ -208,3 +208,31 @@ func TestMatrix_HTML(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOverhead_AgainstTheLeastTheScenariosAllow checks the least time the
+// lab runs allow: their total over the parallelism, never less than the
+// longest one, counting only as many at once as there are runs.
+func TestOverhead_AgainstTheLeastTheScenariosAllow(t *testing.T) {
+	lab := func(d time.Duration) report.Run {
+		return report.Run{Subject: verdict.Subject{Spec: "s", Doc: "A61", Mode: trace.ModeLab},
+			Trace: &trace.Trace{Events: []trace.Event{{T: 0}, {T: d}}}}
+	}
+	sim := report.Run{Subject: verdict.Subject{Spec: "s", Doc: "A61", Mode: trace.ModeSim},
+		Trace: &trace.Trace{Events: []trace.Event{{T: 0}, {T: time.Hour}}}}
+	for _, c := range []struct {
+		runs     []report.Run
+		wall     time.Duration
+		parallel int
+		want     string
+	}{
+		{[]report.Run{lab(10 * time.Second)}, 11 * time.Second, 2, "own time 10.0s at 1 in parallel: at best 10.0s; overhead 10%"},
+		{[]report.Run{lab(8 * time.Second), lab(2 * time.Second), lab(2 * time.Second)}, 10 * time.Second, 2, "own time 12.0s at 2 in parallel: at best 8.0s; overhead 25%"},
+		{[]report.Run{lab(4 * time.Second), lab(4 * time.Second), sim}, 5 * time.Second, 2, "own time 8.0s at 2 in parallel: at best 4.0s; overhead 25%"},
+		{[]report.Run{sim}, time.Second, 2, ""},
+	} {
+		got := report.Overhead(c.runs, c.wall, c.parallel)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("Overhead(%d runs, %v, -p %d) = %q, want %q", len(c.runs), c.wall, c.parallel, got, c.want)
+		}
+	}
+}
