@@ -236,3 +236,29 @@ func TestOverhead_AgainstTheLeastTheScenariosAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrix_OneCauseIsSaidOnce checks that an error every run of an
+// implementation gave with the same evidence (its driver could not be
+// installed) is printed once, with how many runs it covers, while an
+// error of one run keeps its place.
+func TestMatrix_OneCauseIsSaidOnce(t *testing.T) {
+	const cause = "installing the driver: grpc-go v9.9.9 is not available from the module proxy"
+	broken := func(spec, ev string, ids ...string) report.Run {
+		s := verdict.Subject{Spec: spec, Doc: "A61", Mode: trace.ModeLab}
+		return report.Run{Subject: s, Results: verdict.Broken(s, ids, verdict.Error, ev)}
+	}
+	m := report.Matrix{Impls: []report.Impl{{Name: "grpc-go@v9.9.9", Runs: []report.Run{
+		broken("he-dropped-ipv6", cause, "A61-HE-DELAY-DEFAULT", "A61-HE-FIRST-PASS"),
+		broken("he-refused-ipv6", cause, "A61-HE-FAILURE-NEXT-ADDRESS"),
+		broken("he-turn-idle", "driver: bad line 3", "A61-HE-TURN-IDLE"),
+	}}}}
+	var b bytes.Buffer
+	m.Text(&b)
+	out := b.String()
+	if n := strings.Count(out, cause); n != 1 {
+		t.Errorf("the shared cause is printed %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "error in 2 runs (3 results), one cause") || !strings.Contains(out, "driver: bad line 3") {
+		t.Errorf("want the shared cause counted and the single error kept:\n%s", out)
+	}
+}
