@@ -89,7 +89,7 @@ func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 		defer lr.frames.abort()
 	}
 	tr, err := lr.run(ctx, opts.Seed)
-	if dir != "" && ctx.Err() == nil {
+	if dir != "" && tr != nil && ctx.Err() == nil { // no file for a run that is not applicable
 		err = errors.Join(err, lr.framesErr, lr.frames.write(dir, s, impl.String()))
 	}
 	if err != nil {
