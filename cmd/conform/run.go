@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"github.com/conformlab/conform/harness/report"
 	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
@@ -32,10 +35,18 @@ const runUsage = `Usage:
       and ends with a table: requirement → verdict per mode, then totals.
       Exit status 0 only when every verdict is pass.
 
+Flags:
+`
+
+const recordUsage = `Usage:
   conform record [flags]
-      Runs the same specs and writes their traces as the golden traces
-      (simulation always; the lab too when run as root and --mode allows).
-      Review the diff like code: a changed golden trace is a changed behaviour.
+      Runs the reference on the specs, as conform run does, and writes their
+      traces as the golden traces, traces/<doc>/<scenario>.<mode>.jsonl
+      (simulation always; the lab too when run as root and --mode allows). A
+      lab run the machine's stalls left unjudgeable is run again, alone.
+      Review the diff like code: a changed golden trace is a changed
+      behaviour. Then regenerate the known-bad traces:
+        go run ./suites/internal/badtrace/cmd/badtraces
 
 Flags:
 `
@@ -45,6 +56,7 @@ type runFlags struct {
 	suite, labelFilter, mode, junit, traces, html, pcap string
 	asJSON                                              bool
 	parallel                                            int
+	stale                                               bool // record: only specs whose golden is missing or stale
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {
@@ -54,13 +66,19 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a61, a62, a56); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
-	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
-	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
+	usage := recordUsage
+	if name == "run" {
+		usage = runUsage
+		fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
+		fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
+		fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the table")
+	} else {
+		fs.BoolVar(&f.stale, "stale", false, "record only the specs whose golden trace is missing, or was recorded\nfrom another version of its scenario than the spec's now")
+	}
 	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
-	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the table")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each lab scenario builds a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, exitError{2}
 	}
@@ -358,6 +376,12 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if f.stale {
+		if jobs = staleJobs(dir, jobs); len(jobs) == 0 {
+			fmt.Fprintln(stderr, "conform: every golden trace of the selection was recorded from its spec's scenario as it is now: nothing to record")
+			return nil
+		}
+	}
 	outcomes := runJobs(withPCAP(ctx, f.pcap), jobs, runner.Reference, f.parallel, "", stderr)
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -419,4 +443,26 @@ func writeRunHTML(dir string, outcomes []spec.Outcome, tracesDir string, stderr 
 	}
 	fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", dir, html.FileName)
 	return nil
+}
+
+// staleJobs are the jobs whose golden trace in dir is missing or unreadable,
+// or whose header holds another scenario than the spec's now (a scenario
+// edited since it was recorded).
+func staleJobs(dir string, jobs []spec.Job) []spec.Job {
+	var out []spec.Job
+	for _, j := range jobs {
+		golden, err := trace.ReadFile(spec.GoldenPath(dir, j.Spec, j.Mode))
+		if err != nil || !sameScenario(golden.Header.Scenario, j.Spec.Scenario) {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// sameScenario reports whether a and b are the same scenario, as a trace's
+// header writes it.
+func sameScenario(a, b *scenario.Scenario) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
