@@ -132,6 +132,10 @@ func nestedPaths() spec.Spec {
 				for _, e := range spec.Of(tr, trace.KindSubchannelNew) {
 					g.Expect(e.Addrs).To(gomega.HaveLen(1), "each leaf should receive only its own address: %s", e.String())
 				}
+				// Picks go to READY localities at random, in proportion to
+				// their weights: with both connected from the first RPC, b2
+				// serves none of 20 with probability 2^-20.
+				spec.RequireConnectedBefore(tr, spec.RPCStart(g, tr, "r1"), "b1", "b2")
 				by := map[string]int{}
 				for _, e := range spec.Of(tr, trace.KindRPCResult) {
 					by[e.Backend]++
