@@ -69,6 +69,14 @@ const (
 	// a client without it gives every request a random hash, so a scenario
 	// whose ring_hash config names one is not-applicable.
 	CanRequestHashHeader = "request_hash_header"
+	// CanConfigUpdate says the driver takes the config command: a new
+	// service config for its channel during the run, carried by its
+	// conform:/// resolver's next update (with the last addresses) and by
+	// every update after, as a resolver that returns service configs does
+	// (L9, "Service config be associated with a server name and returned by
+	// resolver"). Absent means false: a scenario with a config step is
+	// not-applicable.
+	CanConfigUpdate = "config_update"
 )
 
 // ProcessOptions configure a driver process.
@@ -217,6 +225,12 @@ func (p *Process) Resolve(endpoints [][]string, attrs []map[string]string) error
 		cmd["attributes"] = attrs
 	}
 	return p.command(cmd, nil)
+}
+
+// Config gives the channel a new service config (JSON text) through its
+// conform resolver, with the last resolve command's endpoints.
+func (p *Process) Config(serviceConfig string) error {
+	return p.command(map[string]any{"op": "config", "service_config": serviceConfig}, nil)
 }
 
 // RPC describes one call.
