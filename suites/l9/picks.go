@@ -69,21 +69,25 @@ func queueUntilPicker() spec.Spec {
 	}
 }
 
-// failFastInTF: b1 refuses until 300 ms, so pick_first reports
-// TRANSIENT_FAILURE; r1 (not wait-for-ready) fails at once with UNAVAILABLE,
+// failFastInTF: b1 refuses, so pick_first reports TRANSIENT_FAILURE; 100 ms
+// later r1 (not wait-for-ready) fails at once with UNAVAILABLE,
 // r2 (wait-for-ready) waits, and is answered once pick_first reconnects
-// after its backoff (L9, Balancer API: other pick errors fail a fail-fast
-// RPC, and make a wait-for-ready one wait for the next picker).
+// after its backoff once the refusals stop, 300 ms after TRANSIENT_FAILURE
+// (L9, Balancer API: other pick errors fail a fail-fast RPC, and make a
+// wait-for-ready one wait for the next picker). The steps follow the
+// channel's TRANSIENT_FAILURE (a driver's channel-state stands for the
+// root policy's balancer-state), so a slow client start moves them too.
 func failFastInTF() spec.Spec {
+	inTF := scenario.On("balancer-state").WithState("TRANSIENT_FAILURE")
 	s := scenario.New("pick-fails-fast-in-tf").
-		Describe("pick_first on [b1], b1 refusing until 300 ms; r1 (no wait-for-ready) and r2 (wait-for-ready), 5 s deadlines, at 100 ms").
+		Describe("pick_first on [b1], b1 refusing until 300 ms after TRANSIENT_FAILURE; r1 (no wait-for-ready) and r2 (wait-for-ready), 5 s deadlines, 100 ms after it").
 		Backend("b1", scenario.IPv4Only).
 		LB("pick_first", `{}`).
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(100*time.Millisecond, scenario.RPC("r1", scenario.Deadline(5*time.Second))).
-		At(100*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
-		At(300*time.Millisecond, scenario.Clear("b1/ipv4")).
+		AfterDelay(inTF, 100*time.Millisecond, scenario.RPC("r1", scenario.Deadline(5*time.Second))).
+		AfterDelay(inTF, 100*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		AfterDelay(inTF, 300*time.Millisecond, scenario.Clear("b1/ipv4")).
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
 		End(4 * time.Second).
 		MustBuild()
