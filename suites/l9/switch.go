@@ -42,7 +42,7 @@ const (
 	switchClearAt  = 1000 * time.Millisecond // SYNs answered again
 	switchTailAt   = 1700 * time.Millisecond // RPCs from here judge round_robin
 	switchPeriod   = 20 * time.Millisecond
-	switchRPCs     = 90 // the last at 1.88 s
+	switchRPCs     = 90                     // the last at 1.88 s
 	switchDeadline = 600 * time.Millisecond // a hard switch holds RPCs ~1 s
 )
 

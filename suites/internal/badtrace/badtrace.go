@@ -21,8 +21,8 @@ import (
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/a62"
 	"github.com/conformlab/conform/suites/a75"
-	"github.com/conformlab/conform/suites/l9"
 	"github.com/conformlab/conform/suites/internal/mutate"
+	"github.com/conformlab/conform/suites/l9"
 	"github.com/conformlab/conform/suites/spec"
 )
 
