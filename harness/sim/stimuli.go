@@ -127,7 +127,14 @@ func (w *Channel) Resolve(s resolver.State) error {
 // service config, and with every resolver update after. A config the
 // builder refuses changes nothing and is not recorded.
 func (w *Channel) SetConfig(lbConfigJSON string) error {
-	cfg, err := parseConfig(balancer.Get(w.builder), lbConfigJSON)
+	return w.configure(balancer.Get(w.builder), lbConfigJSON)
+}
+
+// configure parses lbConfigJSON with b, records it as config-update, makes
+// b the running policy (gracefully, when it is another) and gives it the
+// config with the last resolver update's state.
+func (w *Channel) configure(b balancer.Builder, lbConfigJSON string) error {
+	cfg, err := parseConfig(b, lbConfigJSON)
 	if err != nil {
 		return err
 	}
@@ -137,10 +144,11 @@ func (w *Channel) SetConfig(lbConfigJSON string) error {
 		return nil
 	}
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
-	w.cfg, w.cfgText = cfg, lbConfigJSON
+	w.builder, w.cfg, w.cfgText = b.Name(), cfg, lbConfigJSON
 	s := w.rstate
 	w.mu.Unlock()
 	w.call(func() {
+		w.bal.SwitchTo(b)
 		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
 	})
 	return err
@@ -164,24 +172,7 @@ func (w *Channel) SetPolicy(builderName, lbConfigJSON string) error {
 	if _, aware := b.(clock.Aware); aware != (w.virt != nil) {
 		return fmt.Errorf("sim: %s runs on another kind of time (virtual or wall) than the channel's first policy", builderName)
 	}
-	cfg, err := parseConfig(b, lbConfigJSON)
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	if w.closed {
-		w.mu.Unlock()
-		return nil
-	}
-	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
-	w.builder, w.cfg, w.cfgText = builderName, cfg, lbConfigJSON
-	s := w.rstate
-	w.mu.Unlock()
-	w.call(func() {
-		w.bal.SwitchTo(b)
-		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
-	})
-	return err
+	return w.configure(b, lbConfigJSON)
 }
 
 // ResolveConfig is a resolver update that carries an LB config, as an xDS
