@@ -10,6 +10,7 @@ import (
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/a62"
 	"github.com/conformlab/conform/suites/a75"
+	"github.com/conformlab/conform/suites/l9"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -26,6 +27,7 @@ func suites() []suite {
 		{"a62", requirement.A62, a62.Specs},
 		{"a56", requirement.A56, a56.Specs},
 		{"a75", requirement.A75, a75.Specs},
+		{"l9", requirement.L9, l9.Specs},
 	}
 }
 

@@ -239,7 +239,21 @@ function capabilities() {
     // Connection Attempt Delay with no stall seen, at load 14). Its stall
     // events are evidence all the same.
     stall_watch: false,
+    config_update: serviceConfigParser() !== null,
   };
+}
+
+// serviceConfigParser is grpc-js's own service config validator (the one it
+// applies to grpc.service_config), which the `config` command uses to hand
+// the resolver listener a parsed service config; null where this grpc-js
+// keeps it elsewhere.
+function serviceConfigParser() {
+  try {
+    const m = require(path.join(grpcPkgDir, 'build', 'src', 'service-config.js'));
+    return typeof m.validateServiceConfig === 'function' ? m.validateServiceConfig : null;
+  } catch (_) {
+    return null;
+  }
 }
 
 // xdsPickFirst says whether the loaded grpc-js-xds reads a cluster's
@@ -260,6 +274,7 @@ function xdsPickFirst() {
 // State shared by the driver and the resolver(s) grpc-js constructs for the channel.
 const resolverState = {
   latest: null,   // the last `resolve` command's endpoints: [[{host, port}, ...], ...]
+  serviceConfig: null, // the last `config` command's service config, parsed by grpc-js; null: none
   gen: 0,         // bumped on every `resolve`
   live: new Set(),
 };
@@ -273,15 +288,16 @@ function deliver(r) {
   try {
     if (typeof listener === 'function') {
       // grpc-js >= 1.14: listener(StatusOr<Endpoint[]>, attributes, serviceConfig|null, resolutionNote)
-      accepted = listener({ ok: true, value: endpoints }, {}, null, '');
+      const sc = resolverState.serviceConfig === null ? null : { ok: true, value: resolverState.serviceConfig };
+      accepted = listener({ ok: true, value: endpoints }, {}, sc, '');
     } else if (r.endpointsApi) {
       // grpc-js 1.10 .. 1.13: onSuccessfulResolution(Endpoint[], serviceConfig, serviceConfigError, configSelector, attributes)
-      listener.onSuccessfulResolution(endpoints, null, null, null, {});
+      listener.onSuccessfulResolution(endpoints, resolverState.serviceConfig, null, null, {});
     } else {
       // grpc-js < 1.10: a flat address list.
       const flat = [];
       for (const e of endpoints) for (const a of e.addresses) flat.push(a);
-      listener.onSuccessfulResolution(flat, null, null, null, {});
+      listener.onSuccessfulResolution(flat, resolverState.serviceConfig, null, null, {});
     }
   } catch (e) {
     diag(`resolver listener threw: ${e && e.stack ? e.stack : e}`);
@@ -481,6 +497,27 @@ const handlers = {
       logEvent('resolver: this grpc-js has no endpoints; flattening endpoints with several addresses');
     }
     resolverState.latest = eps;
+    resolverState.gen++;
+    for (const r of resolverState.live) deliver(r);
+    reply(cmd.id);
+  },
+
+  // A new service config for the channel, from its conform resolver with the
+  // last resolve command's endpoints (and with every resolve after it), as a
+  // resolver that returns service configs gives it.
+  config(cmd) {
+    need(client !== null, 'no channel: send create first');
+    need(usesConformResolver, `the channel's target ${JSON.stringify(channelTarget)} does not use the conform resolver`);
+    need(typeof cmd.service_config === 'string' && cmd.service_config.trim() !== '', 'config needs service_config: JSON text');
+    const parse = serviceConfigParser();
+    need(parse !== null, 'this grpc-js has no service config parser the driver can reach');
+    let sc;
+    try {
+      sc = parse(JSON.parse(cmd.service_config));
+    } catch (e) {
+      throw new Error(`grpc-js refused the service config: ${e.message}`);
+    }
+    resolverState.serviceConfig = sc;
     resolverState.gen++;
     for (const r of resolverState.live) deliver(r);
     reply(cmd.id);

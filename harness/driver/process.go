@@ -75,6 +75,14 @@ const (
 	// suites/spec's LabTimer, and is inconclusive where the driver's
 	// process stood still. Absent means false: judged to LabTimerDriver.
 	CanStallWatch = "stall_watch"
+	// CanConfigUpdate says the driver takes the config command: a new
+	// service config for its channel during the run, carried by its
+	// conform:/// resolver's next update (with the last addresses) and by
+	// every update after, as a resolver that returns service configs does
+	// (L9, "Service config be associated with a server name and returned by
+	// resolver"). Absent means false: a scenario with a config step is
+	// not-applicable.
+	CanConfigUpdate = "config_update"
 )
 
 // ProcessOptions configure a driver process.
@@ -223,6 +231,12 @@ func (p *Process) Resolve(endpoints [][]string, attrs []map[string]string) error
 		cmd["attributes"] = attrs
 	}
 	return p.command(cmd, nil)
+}
+
+// Config gives the channel a new service config (JSON text) through its
+// conform resolver, with the last resolve command's endpoints.
+func (p *Process) Config(serviceConfig string) error {
+	return p.command(map[string]any{"op": "config", "service_config": serviceConfig}, nil)
 }
 
 // RPC describes one call.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/conformlab/conform/harness/clock"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/gracefulswitch"
 )
 
 // recorder is one recorder instance: a balancer wrapping one child.
@@ -31,10 +32,9 @@ type recorder struct {
 	clk       clock.Clock      // the children's clock, timers observed
 	now       func() time.Duration
 
-	child     balancer.Balancer
-	childName string
-	sinkSet   bool   // the registered form has looked its sink up
-	sinkName  string // under this name
+	child    *gracefulswitch.Balancer // nil before the first config
+	sinkSet  bool                     // the registered form has looked its sink up
+	sinkName string                   // under this name
 
 	mu     sync.Mutex
 	sink   Sink
@@ -129,17 +129,15 @@ func (r *recorder) setSink(s Sink) {
 	}
 }
 
-// switchTo builds the child from b unless it already runs; a different
-// child replaces the old one, which is closed.
+// switchTo makes b the child policy: built at once the first time; a
+// different policy later is built beside the one running, which serves until
+// the new one may be picked from (L9, Swapping out balancer; package
+// gracefulswitch), as a channel changes its policy.
 func (r *recorder) switchTo(b balancer.Builder) {
-	if r.child != nil && r.childName == b.Name() {
-		return
+	if r.child == nil {
+		r.child = gracefulswitch.New(&childCC{ClientConn: r.cc, r: r}, r.buildOpts)
 	}
-	if r.child != nil {
-		r.child.Close()
-	}
-	r.childName = b.Name()
-	r.child = b.Build(&childCC{ClientConn: r.cc, r: r}, r.buildOpts)
+	r.child.SwitchTo(b)
 }
 
 func (r *recorder) ResolverError(err error) {

@@ -153,7 +153,7 @@ func (a Applies) String() string {
 var (
 	capabilityPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	envPattern        = regexp.MustCompile(`^(GRPC_[A-Z0-9_]+)(!?=)([a-z0-9]+)$`)
-	citePattern       = regexp.MustCompile(`\bA[0-9]+\b`)
+	citePattern       = regexp.MustCompile(`\b[AL][0-9]+\b`)
 )
 
 // parseApplies reads an entry's scope fields into e.Applies, reporting

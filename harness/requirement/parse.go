@@ -60,7 +60,7 @@ func (e *Error) Error() string {
 }
 
 var (
-	idPattern  = regexp.MustCompile(`^A[0-9]+(-[A-Z0-9]+)+$`)
+	idPattern  = regexp.MustCompile(`^[AL][0-9]+(-[A-Z0-9]+)+$`)
 	yamlLineRe = regexp.MustCompile(`line (\d+)`)
 )
 

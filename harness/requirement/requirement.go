@@ -25,10 +25,13 @@ const (
 	A61 Doc = "A61"
 	A62 Doc = "A62"
 	A75 Doc = "A75"
+	// L9 is grpc-go's resolver and balancer API (a grpc-go design
+	// document, one revision).
+	L9 Doc = "L9"
 )
 
 // Docs lists the known documents in the order tables use.
-var Docs = []Doc{A56, A61, A62, A75}
+var Docs = []Doc{A56, A61, A62, A75, L9}
 
 // amendedBy names, per document, the documents that amend its latest
 // revision (their statements are entered under the amended document with

@@ -15,6 +15,8 @@ var specFiles = map[Doc]map[Revision]string{
 	A62: {Seed: "A62-pick-first-sticky-tf-and-shuffle.md", Latest: "related/A62-latest-revision.md"},
 	A56: {Seed: "A56-priority-lb-policy.md", Latest: "related/A56-latest-revision.md"},
 	A75: {Seed: "A75-xds-aggregate-cluster-fixes.md", Latest: "related/A75-latest-revision.md"},
+	// L9 has one revision: seed and latest are the same document.
+	L9: {Seed: "L9-go-resolver-balancer-api.md", Latest: "L9-go-resolver-balancer-api.md"},
 }
 
 // amendingFiles are the documents that amend a latest revision.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -97,16 +98,43 @@ func TestLab_ConfigStep(t *testing.T) {
 	checkConfigChange(t, tr)
 }
 
-// TestSim_ConfigStepCannotChangePolicy verifies the simulator refuses,
-// naming both, a config step that names another policy.
-func TestSim_ConfigStepCannotChangePolicy(t *testing.T) {
-	s := scenario.New("policy-change").Backend("b1", scenario.IPv4Only).
+// TestSim_ConfigStepChangesPolicyGracefully verifies a config step naming
+// another policy switches to it as L9 (Swapping out balancer) says: the
+// channel stays READY through the switch, and the new policy (round_robin)
+// then spreads RPCs that pick_first sent to one backend.
+func TestSim_ConfigStepChangesPolicyGracefully(t *testing.T) {
+	b := scenario.New("policy-change").Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("pick_first", `{}`).
-		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(time.Millisecond, scenario.Config("round_robin", `{}`)).
-		End(time.Second).MustBuild()
-	_, err := Run(context.Background(), s, Reference, trace.ModeSim, Options{Seed: 1})
-	if err == nil || !strings.Contains(err.Error(), "cannot change the policy") || !strings.Contains(err.Error(), "steps[1] (config)") {
-		t.Fatalf("Sim error = %v, want the config step refused", err)
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+		At(100*time.Millisecond, scenario.RPC("r0")).
+		At(200*time.Millisecond, scenario.Config("round_robin", `{}`))
+	for i := range 4 {
+		b.At(300*time.Millisecond+time.Duration(i)*10*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i+1)))
+	}
+	tr, err := Run(context.Background(), b.End(time.Second).MustBuild(), Reference, trace.ModeSim, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := false
+	for _, e := range tr.Events {
+		if e.Kind != trace.KindBalancerState || e.Policy != "" {
+			continue
+		}
+		if ready && e.State != "READY" {
+			t.Fatalf("the channel left READY (%s at %v) during the switch:\n%s", e.State, e.T, dump(tr.Events))
+		}
+		ready = ready || e.State == "READY"
+	}
+	served := map[string]bool{}
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindRPCResult && e.RPC != "r0" {
+			if e.Code != "OK" {
+				t.Fatalf("RPC %s failed: %s %s", e.RPC, e.Code, e.Err)
+			}
+			served[e.Backend] = true
+		}
+	}
+	if !served["b1"] || !served["b2"] {
+		t.Fatalf("after the switch RPCs were served by %v, want both backends (round_robin)", served)
 	}
 }

@@ -219,8 +219,17 @@ func (c *driverClient) substitute(kind string) string {
 	return kind
 }
 
-func (c *driverClient) setConfig(scenario.SetConfig) error {
-	return errors.New("the driver protocol has no command to change the LB config during a run")
+// setConfig sends the step's service config (the client's form, standard
+// policy names) to the driver, whose resolver hands it to the channel with
+// the last addresses; resolve steps after it carry it too.
+func (c *driverClient) setConfig(a scenario.SetConfig) error {
+	if !c.hello.Can[driver.CanConfigUpdate] {
+		return fmt.Errorf("%s cannot change its channel's service config during a run (hello's %s)", c.hello.Impl, driver.CanConfigUpdate)
+	}
+	sc := scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}.EffectiveServiceConfig()
+	c.lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: sc})
+	c.sc = sc
+	return c.drv.Config(sc)
 }
 
 func (c *driverClient) startRPC(a scenario.StartRPC) error {

@@ -6,6 +6,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,6 +134,40 @@ func TestRunLab_GRPCGo185_HappyEyeballs(t *testing.T) {
 	}
 	if _, ok := firstOf(tr.Events, trace.KindPick, ""); ok {
 		t.Error("a third-party grpc-go trace has policy events; the plain driver records none")
+	}
+}
+
+// TestRunLab_GRPCGo185_ConfigStep_SwitchesPolicy verifies the driver
+// protocol's config command: a config step naming round_robin reaches
+// grpc-go's channel through the driver's resolver, recorded as
+// config-update, and the RPCs after it spread where pick_first's did not.
+func TestRunLab_GRPCGo185_ConfigStep_SwitchesPolicy(t *testing.T) {
+	requireLab(t)
+	impl := driver.Release{Name: driver.GRPCGo, Version: "v1.85.0"}
+	b := scenario.New("config-switch").Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
+		LB("pick_first", `{}`).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
+		At(100*time.Millisecond, scenario.RPC("r0", scenario.WaitForReady())).
+		At(200*time.Millisecond, scenario.Config("round_robin", `{}`))
+	for i := 1; i <= 4; i++ {
+		b.At(300*time.Millisecond+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i), scenario.WaitForReady()))
+	}
+	tr, err := Run(context.Background(), b.After(scenario.On("rpc-result").Times(5), scenario.Finish()).End(3*time.Second).MustBuild(),
+		Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dumpTrace(tr))
+	}
+	if cu, ok := firstOf(tr.Events, trace.KindConfigUpdate, ""); !ok || !strings.Contains(cu.Detail, "round_robin") {
+		t.Errorf("config-update %+v, want the service config naming round_robin", cu)
+	}
+	served := map[string]bool{}
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindRPCResult && e.RPC != "r0" {
+			served[e.Backend] = true
+		}
+	}
+	if !served["b1"] || !served["b2"] {
+		t.Errorf("after the config step the RPCs were served by %v, want b1 and b2 (round_robin):\n%s", served, dumpTrace(tr))
 	}
 }
 

@@ -24,7 +24,7 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 			missing = append(missing, need+capabilityMeaning[need])
 		}
 	}
-	for _, p := range policiesUsed(s.Client) {
+	for _, p := range scenarioPolicies(s) {
 		if h.Policies != nil && !slices.Contains(h.Policies, p) {
 			missing = append(missing, "the LB policy "+p)
 		}
@@ -32,8 +32,8 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 	if usesDNS(h) && s.Client.Target != scenario.TargetXDS && resolverUpdates(s) > 1 {
 		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
 	}
-	if changesConfig(s) {
-		missing = append(missing, "a config step (the driver protocol has no command to change the LB config during a run)")
+	if changesConfig(s) && !h.Can[driver.CanConfigUpdate] {
+		missing = append(missing, "a config step (a new service config during the run: hello's "+driver.CanConfigUpdate+")")
 	}
 	return strings.Join(missing, ", ")
 }
@@ -53,6 +53,23 @@ func changesConfig(s *scenario.Scenario) bool {
 		}
 	}
 	return false
+}
+
+// scenarioPolicies lists the standard LB policy names the client's config
+// and the scenario's config steps use.
+func scenarioPolicies(s *scenario.Scenario) []string {
+	out := policiesUsed(s.Client)
+	for _, st := range s.Steps {
+		if a, ok := st.Action.(scenario.SetConfig); ok {
+			for _, p := range policiesUsed(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}) {
+				if !slices.Contains(out, p) {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // policiesUsed lists the standard LB policy names the client's config uses,

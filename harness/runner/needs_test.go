@@ -78,7 +78,8 @@ func TestNeeds_HealthCheck(t *testing.T) {
 }
 
 // TestMissingCapabilities_ConfigStep verifies a scenario that changes the
-// LB config during the run is one no driver can express, with the reason.
+// LB config during the run needs a driver that says config_update, and the
+// policies its config steps name.
 func TestMissingCapabilities_ConfigStep(t *testing.T) {
 	all := driver.Hello{Can: map[string]bool{}}
 	for _, c := range []string{driver.CanEndpoints, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanShuffle, driver.CanAttemptDelay, driver.CanWaitForReady, driver.CanXDS, driver.CanResolver} {
@@ -91,6 +92,14 @@ func TestMissingCapabilities_ConfigStep(t *testing.T) {
 	s.Steps = append(s.Steps, scenario.Step{At: s.End, Action: scenario.Config("pick_first", `{}`)})
 	if got := missingCapabilities(s, all); !strings.Contains(got, "a config step") {
 		t.Errorf("with a config step: missing %q, want the config step named", got)
+	}
+	all.Can[driver.CanConfigUpdate] = true
+	if got := missingCapabilities(s, all); got != "" {
+		t.Errorf("with a config step and %s: missing %q, want nothing", driver.CanConfigUpdate, got)
+	}
+	all.Policies = []string{"round_robin"}
+	if got := missingCapabilities(s, all); !strings.Contains(got, "the LB policy pick_first") {
+		t.Errorf("a config step's policy the driver lacks: missing %q, want it named", got)
 	}
 }
 

@@ -230,8 +230,8 @@ func (sw *simRun) xdsPush() error {
 	return sw.w.ResolveConfig(resolver.State{Endpoints: eps}, config)
 }
 
-// setConfig gives the channel's policy its new config. The simulator builds
-// one policy per run, so a config naming another policy is refused.
+// setConfig gives the channel's policy its new config; a config naming
+// another policy switches to it gracefully, as a channel does.
 func (sw *simRun) setConfig(a scenario.SetConfig) error {
 	policy, config, err := sw.stepPolicy(a)
 	if err != nil {
@@ -247,7 +247,10 @@ func (sw *simRun) setConfig(a scenario.SetConfig) error {
 		}
 	}
 	if policy != sw.policy {
-		return fmt.Errorf("the simulator cannot change the policy from %s to %s during a run", sw.policy, policy)
+		// Another policy: built beside the running one, which serves until
+		// the new one may be picked from (L9, Swapping out balancer).
+		sw.policy = policy
+		return sw.w.SetPolicy(policy, config)
 	}
 	return sw.w.SetConfig(config)
 }

@@ -24,7 +24,7 @@ func TestSetConfig_PushesNewConfigWithLastResolverState(t *testing.T) {
 	if err := w.SetConfig(`{"failPicks":true}`); err != nil {
 		t.Fatal(err)
 	}
-	lb := w.bal.(*testLB)
+	lb := w.bal.Current().(*testLB)
 	if len(lb.updates) != 2 {
 		t.Fatalf("%d updates, want 2 (the resolver's, then the config's)", len(lb.updates))
 	}
@@ -61,7 +61,7 @@ func TestSetConfig_RefusedConfigChangesNothing(t *testing.T) {
 	if err := w.SetConfig(`{"failPicks":`); err == nil {
 		t.Fatal("SetConfig of malformed JSON: no error")
 	}
-	if n := len(w.bal.(*testLB).updates); n != 1 {
+	if n := len(w.bal.Current().(*testLB).updates); n != 1 {
 		t.Errorf("%d updates, want 1", n)
 	}
 	if cu := kinds(w.Events(), trace.KindConfigUpdate, ""); len(cu) != 0 {
@@ -89,7 +89,7 @@ func TestResolveConfig_OnePushWithNewConfig(t *testing.T) {
 	if err := w.ResolveConfig(st(addrA, addrB), `{"failPicks":true}`); err != nil {
 		t.Fatal(err)
 	}
-	lb := w.bal.(*testLB)
+	lb := w.bal.Current().(*testLB)
 	if len(lb.updates) != 2 {
 		t.Fatalf("%d updates, want 2 (one per ResolveConfig)", len(lb.updates))
 	}

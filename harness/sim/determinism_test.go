@@ -34,7 +34,7 @@ func scenario(t testing.TB, seed uint64) []byte {
 	w.Advance(3 * time.Minute)
 	w.StartRPC("late", RPCOptions{Deadline: time.Second})
 	w.Advance(time.Minute)
-	if n := w.bal.(*testLB).reentered; n != 0 {
+	if n := w.bal.Current().(*testLB).reentered; n != 0 {
 		t.Fatalf("%d calls entered the policy while another call was running", n)
 	}
 	b, err := json.Marshal(w.Events())

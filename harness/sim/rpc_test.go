@@ -127,7 +127,7 @@ func TestPick_NotReadySubConnWaitsForNextPicker(t *testing.T) {
 		t.Fatalf("r = %+v, want OK", r)
 	}
 	// One Done per not-ready pick, one for the completed RPC.
-	if lb := w.bal.(*testLB); lb.done != len(picks) {
+	if lb := w.bal.Current().(*testLB); lb.done != len(picks) {
 		t.Fatalf("Done called %d times, want %d", lb.done, len(picks))
 	}
 }
@@ -158,7 +158,7 @@ func TestRPC_FailRPCsAnswersWithCodeOverTheSameConnection(t *testing.T) {
 	if r := got["r2"]; r.Code != "OK" || r.Backend != "b0" {
 		t.Errorf("r2 = %+v, want OK from b0", r)
 	}
-	if lb := w.bal.(*testLB); lb.done != 2 || lb.failed != 1 {
+	if lb := w.bal.Current().(*testLB); lb.done != 2 || lb.failed != 1 {
 		t.Errorf("Done: %d calls, %d with an error; want 2, 1", lb.done, lb.failed)
 	}
 	if syns := kinds(ev, trace.KindSYN, ""); len(syns) != 1 {

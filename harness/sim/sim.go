@@ -73,6 +73,7 @@ import (
 
 	"github.com/conformlab/conform/harness/clock"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/reference/gracefulswitch"
 )
 
 // Options configures a Channel. The zero value is valid.
@@ -111,7 +112,7 @@ type Channel struct {
 	start    time.Time
 	jitter   clock.Rand
 	ser      *serializer
-	bal      balancer.Balancer
+	bal      *gracefulswitch.Balancer
 	cc       *clientConn
 	changed  chan struct{} // closed and replaced on every event (wall-mode waits)
 	closeBal sync.Once
@@ -173,7 +174,11 @@ func New(builderName, lbConfigJSON string, opts Options) (*Channel, error) {
 	}
 	w.ser = newSerializer(w.virt == nil)
 	w.cc = &clientConn{w: w}
-	w.call(func() { w.bal = b.Build(w.cc, balancer.BuildOptions{}) })
+	// The policy runs under a graceful switch, as under a channel, so that
+	// SetPolicy can change it (L9, Swapping out balancer).
+	gs := gracefulswitch.New(w.cc, balancer.BuildOptions{})
+	w.bal = gs
+	w.call(func() { gs.SwitchTo(b) })
 	return w, nil
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"time"
 
 	"google.golang.org/grpc/balancer"
@@ -8,6 +9,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/resolver"
 
+	"github.com/conformlab/conform/harness/clock"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -125,7 +127,14 @@ func (w *Channel) Resolve(s resolver.State) error {
 // service config, and with every resolver update after. A config the
 // builder refuses changes nothing and is not recorded.
 func (w *Channel) SetConfig(lbConfigJSON string) error {
-	cfg, err := parseConfig(balancer.Get(w.builder), lbConfigJSON)
+	return w.configure(balancer.Get(w.builder), lbConfigJSON)
+}
+
+// configure parses lbConfigJSON with b, records it as config-update, makes
+// b the running policy (gracefully, when it is another) and gives it the
+// config with the last resolver update's state.
+func (w *Channel) configure(b balancer.Builder, lbConfigJSON string) error {
+	cfg, err := parseConfig(b, lbConfigJSON)
 	if err != nil {
 		return err
 	}
@@ -135,13 +144,35 @@ func (w *Channel) SetConfig(lbConfigJSON string) error {
 		return nil
 	}
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
-	w.cfg, w.cfgText = cfg, lbConfigJSON
+	w.builder, w.cfg, w.cfgText = b.Name(), cfg, lbConfigJSON
 	s := w.rstate
 	w.mu.Unlock()
 	w.call(func() {
+		w.bal.SwitchTo(b)
 		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
 	})
 	return err
+}
+
+// SetPolicy replaces the balancer's policy and config, as a new service
+// config naming another policy does (recorded as config-update, Detail the
+// JSON text): the policy registered as builderName is built beside the one
+// running, gets the config with the last resolver update's state, and takes
+// over when it first may be picked from (L9, Swapping out balancer; package
+// gracefulswitch). Naming the policy that runs is SetConfig. The new policy
+// must run on the Channel's kind of time (clock.Aware or not, as the first).
+func (w *Channel) SetPolicy(builderName, lbConfigJSON string) error {
+	if builderName == w.bal.Name() {
+		return w.SetConfig(lbConfigJSON)
+	}
+	b := balancer.Get(builderName)
+	if b == nil {
+		return fmt.Errorf("sim: no balancer registered as %q", builderName)
+	}
+	if _, aware := b.(clock.Aware); aware != (w.virt != nil) {
+		return fmt.Errorf("sim: %s runs on another kind of time (virtual or wall) than the channel's first policy", builderName)
+	}
+	return w.configure(b, lbConfigJSON)
 }
 
 // ResolveConfig is a resolver update that carries an LB config, as an xDS

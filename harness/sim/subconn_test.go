@@ -110,7 +110,7 @@ func TestSubchannel_ShutdownDeliversShutdownThenNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Advance(10 * time.Millisecond) // in backoff after the first failure
-	lb := w.bal.(*testLB)
+	lb := w.bal.Current().(*testLB)
 	sc := lb.scs[0]
 	if err := w.Resolve(resolver.State{}); err == nil {
 		t.Fatal("empty resolver update accepted by the test policy")

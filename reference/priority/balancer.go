@@ -169,9 +169,11 @@ func (b *priorityBalancer) applyConfig(cfg *lbConfig, s resolver.State) {
 			// it but does not reactivate it unless it is chosen.
 			c.deactivate()
 		case ncfg.policy != c.cfg.policy:
-			// A different policy is a different child: drop this one; the
-			// choice creates the new one if and when it needs it.
-			b.removeChild(c)
+			// Another policy under the same name: switched gracefully
+			// (L9, Swapping out balancer), as grpc-go's and Java's
+			// priority hand a child's config to a graceful switch; A56
+			// names children so that they are updated, not recreated.
+			c.switchPolicy(ncfg)
 		default:
 			c.update(ncfg)
 		}

@@ -264,3 +264,25 @@ func TestPriority_ParseConfig_Rejects(t *testing.T) {
 }
 
 var resolverNow = resolver.ResolveNowOptions{}
+
+// TestPriority_ChildPolicyChange_SwitchesGracefully verifies L9, Swapping
+// out balancer, for a priority child whose config names another policy (a
+// cluster's LB policy changed through CDS): the old policy keeps serving,
+// READY, while the new one connects; the new one's first READY takes over
+// and closes the old one. The child keeps its name and is not rebuilt.
+func TestPriority_ChildPolicyChange_SwitchesGracefully(t *testing.T) {
+	w := newWorld(t)
+	lbtest.Push(t, w, config("latest", kid{"p0", "READY"}), "p0")
+	old := lbtest.Kids["p0"]
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p0")
+	from := len(w.Events())
+	alt := `{"children":{"p0":{"config":[{"` + lbtest.ScriptedAltName + `":{"id":"p0-new","onUpdate":"CONNECTING"}}]}},"priorities":["p0"],"revision":"latest"}`
+	lbtest.Push(t, w, alt, "p0")
+	lbtest.Eq(t, "states reported while the new policy connects", lbtest.ReportedStates(w, from), []string(nil))
+	lbtest.Eq(t, "old policy closed", old.Closed, false)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p0")
+	lbtest.Report(t, w, "p0-new", connectivity.Ready)
+	lbtest.Eq(t, "old policy closed", old.Closed, true)
+	lbtest.Eq(t, "in use", lbtest.InUse(t, w), "p0-new")
+	lbtest.Eq(t, "states reported", lbtest.ReportedStates(w, from), []string{"READY"})
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/conformlab/conform/harness/clock"
+	"github.com/conformlab/conform/reference/gracefulswitch"
 	"github.com/conformlab/conform/reference/internal/childconn"
 	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/connectivity"
@@ -28,6 +29,7 @@ type child struct {
 	name string
 	cfg  *childConfig
 	bal  balancer.Balancer
+	gs   *gracefulswitch.Balancer // bal: the child policy, behind a graceful switch
 	ccw  *childCC
 
 	// state is the most recent state and picker the child reported (A56,
@@ -59,9 +61,20 @@ func (b *priorityBalancer) newChild(name string, cfg *childConfig) *child {
 	c.ccw = &childCC{ClientConn: childconn.ClientConn{ClientConn: b.cc, OnState: c.report}, c: c}
 	c.ccw.ignore.Store(cfg.ignoreReresolution)
 	c.startFailoverTimer()
-	c.bal = balancer.Get(cfg.policy).Build(c.ccw, b.opts)
+	c.gs = gracefulswitch.New(c.ccw, b.opts)
+	c.bal = c.gs
+	c.gs.SwitchTo(balancer.Get(cfg.policy))
 	c.update(cfg)
 	return c
+}
+
+// switchPolicy gives the child a config naming another policy: the new
+// policy is built beside the old one, which keeps serving the child's picks
+// until the new one may be picked from (L9, Swapping out balancer), as a
+// channel changes its policy; the child keeps its name, timers and state.
+func (c *child) switchPolicy(cfg *childConfig) {
+	c.gs.SwitchTo(balancer.Get(cfg.policy))
+	c.update(cfg)
 }
 
 // update sends the child its config and its share of the addresses (A56,

@@ -109,6 +109,8 @@ func Specs() []spec.Spec {
 		edsReturnAndRemove(),
 		edsReturnAndRemoveCached(),
 		edsIgnoreReresolution(),
+		// Background: weighted_target's split, as locality weights (weighted.go)
+		localityWeights(),
 	}
 }
 

@@ -17,13 +17,14 @@ import (
 	"github.com/conformlab/conform/suites/a61"
 	"github.com/conformlab/conform/suites/a62"
 	"github.com/conformlab/conform/suites/a75"
+	"github.com/conformlab/conform/suites/l9"
 	"github.com/conformlab/conform/suites/spec"
 )
 
 // allSpecs are every suite's specs.
 func allSpecs() []spec.Spec {
 	var out []spec.Spec
-	for _, specs := range []func() []spec.Spec{a61.Specs, a62.Specs, a56.Specs, a75.Specs} {
+	for _, specs := range []func() []spec.Spec{a61.Specs, a62.Specs, a56.Specs, a75.Specs, l9.Specs} {
 		out = append(out, specs()...)
 	}
 	return out

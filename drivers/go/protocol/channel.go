@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/resolver"
 	"google.golang.org/grpc/resolver/manual"
+	"google.golang.org/grpc/serviceconfig"
 	"google.golang.org/grpc/status"
 )
 
@@ -26,7 +27,11 @@ const backendHeader = "x-conform-backend"
 type channel struct {
 	cc     *grpc.ClientConn
 	res    *manual.Resolver // nil unless the target is conform:///
-	rpcKey string           // metadata key for the rpc id; "" for none
+	mu     sync.Mutex
+	rcc    resolver.ClientConn        // what res was built with
+	last   resolver.State             // the last resolve command's state
+	sc     *serviceconfig.ParseResult // the last config command's; nil: none
+	rpcKey string                     // metadata key for the rpc id; "" for none
 	emit   func(map[string]any)
 	ctx    context.Context // cancelled on close: ends the RPCs
 	cancel context.CancelFunc
@@ -42,6 +47,11 @@ func newChannel(target, serviceConfig, rpcKey string, emit func(map[string]any))
 	if strings.HasPrefix(target, "conform:") {
 		ch.res = manual.NewBuilderWithScheme("conform")
 		ch.res.ResolveNowCallback = func(resolver.ResolveNowOptions) { emit(map[string]any{"ev": "resolve-now"}) }
+		ch.res.BuildCallback = func(_ resolver.Target, cc resolver.ClientConn, _ resolver.BuildOptions) {
+			ch.mu.Lock()
+			ch.rcc = cc
+			ch.mu.Unlock()
+		}
 		opts = append(opts, grpc.WithResolvers(ch.res))
 	}
 	if serviceConfig != "" {
@@ -88,10 +98,45 @@ func (ch *channel) resolve(eps [][]string, attrs []map[string]string, endpoint E
 		if err != nil {
 			return err
 		}
-		ch.res.UpdateState(st)
+		ch.push(st)
 		return nil
 	}
-	ch.res.UpdateState(resolverState(eps))
+	ch.push(resolverState(eps))
+	return nil
+}
+
+// push gives the channel st with the last config command's service config,
+// as a resolver that returns service configs sends it with every update.
+func (ch *channel) push(st resolver.State) {
+	ch.mu.Lock()
+	ch.last = st
+	st.ServiceConfig = ch.sc
+	ch.mu.Unlock()
+	ch.res.UpdateState(st)
+}
+
+// config gives the channel a new service config through its resolver, with
+// the last resolve command's addresses (L9: the resolver returns service
+// configs; grpc-go switches policy when the config names another).
+func (ch *channel) config(serviceConfig string) error {
+	if ch.res == nil {
+		return fmt.Errorf("the channel's target is not conform:///; it has no resolver to push a service config through")
+	}
+	ch.mu.Lock()
+	rcc := ch.rcc
+	ch.mu.Unlock()
+	if rcc == nil {
+		return fmt.Errorf("the channel has not built its resolver yet")
+	}
+	pr := rcc.ParseServiceConfig(serviceConfig)
+	if pr.Err != nil {
+		return fmt.Errorf("grpc-go refused the service config: %v", pr.Err)
+	}
+	ch.mu.Lock()
+	ch.sc = pr
+	st := ch.last
+	ch.mu.Unlock()
+	ch.push(st)
 	return nil
 }
 

@@ -136,6 +136,15 @@ func (s *Session) handle(c command) (map[string]any, error) {
 			return nil, fmt.Errorf("resolve before create")
 		}
 		return nil, s.ch.resolve(c.Endpoints, c.Attributes, s.opts.Endpoint)
+	case "config":
+		if s.ch == nil {
+			return nil, fmt.Errorf("config before create")
+		}
+		sc, err := s.rewrite(c.ServiceConfig)
+		if err != nil {
+			return nil, err
+		}
+		return nil, s.ch.config(sc)
 	case "rpc":
 		if s.ch == nil {
 			return nil, fmt.Errorf("rpc before create")
@@ -158,6 +167,8 @@ func (s *Session) hello() map[string]any {
 		"request_hash_header": takesRequestHashHeader(),
 		// stall.go: this process's stalls are reported as stall events.
 		"stall_watch": true,
+		// config: a new service config through the manual resolver.
+		"config_update": true,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v
@@ -184,11 +195,9 @@ func (s *Session) create(target, serviceConfig string) error {
 	if s.ch != nil {
 		return fmt.Errorf("a channel exists already")
 	}
-	if s.opts.ServiceConfig != nil {
-		var err error
-		if serviceConfig, err = s.opts.ServiceConfig(serviceConfig); err != nil {
-			return err
-		}
+	serviceConfig, err := s.rewrite(serviceConfig)
+	if err != nil {
+		return err
 	}
 	ch, err := newChannel(target, serviceConfig, s.opts.RPCIDKey, s.emit)
 	if err != nil {
@@ -196,6 +205,14 @@ func (s *Session) create(target, serviceConfig string) error {
 	}
 	s.ch = ch
 	return nil
+}
+
+// rewrite is Options.ServiceConfig applied to sc, if set.
+func (s *Session) rewrite(sc string) (string, error) {
+	if s.opts.ServiceConfig == nil {
+		return sc, nil
+	}
+	return s.opts.ServiceConfig(sc)
 }
 
 func (s *Session) closeChannel() {

@@ -310,6 +310,37 @@ test('round_robin over endpoints, one with a dead first address', { skip: SKIP }
   noJunk(d);
 });
 
+test('config: a new service config mid-run switches pick_first to round_robin', { skip: SKIP }, async (t) => {
+  const d = new Driver();
+  t.after(() => d.kill());
+  const h = (await d.cmd({ op: 'hello' })).hello;
+  assert.equal(h.can.config_update, true, 'grpc-js 1.14 keeps validateServiceConfig where the driver finds it');
+  await d.cmd({ op: 'create', target: 'conform:///switch', service_config: PICK_FIRST });
+  await d.cmd({ op: 'resolve', endpoints: [[b1.addr], [b2.addr]] });
+  await d.waitFor((o) => o.ev === 'channel-state' && o.state === 'READY', 10000, 0, 'READY');
+  const before = new Set();
+  for (let i = 0; i < 4; i++) {
+    await d.cmd({ op: 'rpc', rpc: `p${i}`, method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+    before.add((await d.rpcResult(`p${i}`)).backend);
+  }
+  assert.deepEqual([...before], ['b1'], 'pick_first: every rpc to the first endpoint');
+  const c = await d.cmd({ op: 'config', service_config: ROUND_ROBIN });
+  assert.equal(c.ev, 'ok', JSON.stringify(c));
+  const seen = new Set();
+  for (let i = 0; i < 12 && seen.size < 2; i++) {
+    await d.cmd({ op: 'rpc', rpc: `s${i}`, method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+    const res = await d.rpcResult(`s${i}`);
+    assert.equal(res.code, 'OK', JSON.stringify(res));
+    seen.add(res.backend);
+    if (seen.size < 2) await new Promise((ok) => setTimeout(ok, 50)); // let round_robin connect b2
+  }
+  assert.deepEqual([...seen].sort(), ['b1', 'b2'], 'round_robin after the config');
+  const bad = await d.cmd({ op: 'config', service_config: '{not json' });
+  assert.equal(bad.ev, 'error', JSON.stringify(bad));
+  await d.close();
+  noJunk(d);
+});
+
 test('a lost backend: the channel leaves READY, re-resolution is requested, a new update serves', { skip: SKIP }, async (t) => {
   const d = new Driver();
   t.after(() => d.kill());

@@ -30,10 +30,18 @@ import (
 // config from the resolver state's attributes (CfgKey), so that a test can
 // push config updates (the simulator parses its LB config once, in sim.New).
 
-// ScriptedName is the name Scripted is registered under.
-const ScriptedName = "conform_test_scripted"
+// ScriptedName is the name Scripted is registered under; ScriptedAltName
+// registers it again under another name, a different policy for a parent
+// whose child's policy changes.
+const (
+	ScriptedName    = "conform_test_scripted"
+	ScriptedAltName = "conform_test_scripted_alt"
+)
 
-func init() { balancer.Register(scriptedBuilder{}) }
+func init() {
+	balancer.Register(scriptedBuilder{ScriptedName})
+	balancer.Register(scriptedBuilder{ScriptedAltName})
+}
 
 // Kids is the live Scripted child of each id; Builds counts builds per id.
 // NewChannel resets both. Tests are not parallel: one channel at a time, all on
@@ -50,10 +58,10 @@ type ScriptedConfig struct {
 	OnUpdate string `json:"onUpdate"` // a state to report on every update
 }
 
-type scriptedBuilder struct{}
+type scriptedBuilder struct{ name string }
 
-func (scriptedBuilder) Name() string { return ScriptedName }
-func (scriptedBuilder) OnClockSeam() {}
+func (b scriptedBuilder) Name() string { return b.name }
+func (scriptedBuilder) OnClockSeam()   {}
 func (scriptedBuilder) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalancingConfig, error) {
 	c := &ScriptedConfig{}
 	return c, json.Unmarshal(js, c)

@@ -22,13 +22,14 @@ import (
 	"github.com/conformlab/conform/suites/a62"
 	"github.com/conformlab/conform/suites/a75"
 	"github.com/conformlab/conform/suites/internal/mutate"
+	"github.com/conformlab/conform/suites/l9"
 	"github.com/conformlab/conform/suites/spec"
 )
 
 // Specs are the specs of every suite, in the catalogue's order of documents.
 func Specs() []spec.Spec {
 	var out []spec.Spec
-	for _, specs := range [][]spec.Spec{a56.Specs(), a61.Specs(), a62.Specs(), a75.Specs()} {
+	for _, specs := range [][]spec.Spec{a56.Specs(), a61.Specs(), a62.Specs(), a75.Specs(), l9.Specs()} {
 		out = append(out, specs...)
 	}
 	return out

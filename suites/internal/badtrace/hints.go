@@ -7,6 +7,18 @@ package badtrace
 // to make the check fail, and the generator still prefers, among all the
 // mutations, one that leaves the spec's other checks passing.
 var hints = map[string][]string{
+	// A client that ignores the locality weights splits the RPCs evenly.
+	"a56/eds-locality-weights A56-WEIGHTED-TARGET-SPLIT": {"split-evenly["},
+	// An RPC sent during the switch fails: the old policy stopped serving.
+	"l9/switch-service-config L9-SWITCH-OLD-SERVES": {"fail-rpc[s20]"},
+	"l9/switch-cds-lb-policy L9-SWITCH-OLD-SERVES":  {"fail-rpc[s20]"},
+	// r1 fails while the channel connects instead of waiting for the picker.
+	"l9/pick-queues-until-picker L9-PICK-QUEUE-UNTIL-PICKER": {"fail-rpc[r1]"},
+	// r1, fail-fast, is held until the connection instead of failing at once.
+	"l9/pick-fails-fast-in-tf L9-PICK-FAILFAST-TF": {"succeed-rpc[r1", "delay-result[r1"},
+	// The old policy (pick_first) keeps the RPCs after the switch on b1.
+	"l9/switch-service-config L9-SWITCH-ON-CONFIG": {"pin-backend["},
+	"l9/switch-cds-lb-policy L9-SWITCH-ON-CONFIG":  {"pin-backend["},
 	// p1, the same child under its new place, opens a new connection at the swap.
 	"a56/config-name-is-identity A56-CONFIG-NAME-IS-IDENTITY": {"add-attempt[198.19.0.2:50051,config-update#"},
 	// p0, named again and chosen, connects anew instead of being reactivated.

@@ -73,7 +73,7 @@ func Families() []Family {
 		watchHealth,
 		timerStopToFire, timerFireToStop, timerDuration,
 		shiftEvent, dropEvent, copyEvent,
-		unshuffle, dropAllAttempts,
+		unshuffle, dropAllAttempts, splitEvenly, pinBackend,
 	}
 }
 
