@@ -63,7 +63,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	f := &runFlags{}
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a61, a62, a56); default all")
+	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a56, a61, a62, a75, l9); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
 	usage := recordUsage

@@ -59,7 +59,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var((*implList)(&f.impls), "impl", "an implementation to verify (repeat for a matrix of several)")
-	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a61, a62, a56); default all")
+	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a56, a61, a62, a75, l9); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
