@@ -1,6 +1,7 @@
 package a61
 
 import (
+	"slices"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -282,6 +283,7 @@ func heTurnIdle() spec.Spec {
 				if len(at) == 0 {
 					verdict.NoSign("the pass reached b1 (IDLE) and requested no connection")
 				}
+				spec.RequireSteadyMachine(tr, up, at[0], "three Connection Attempt Delays from the new list")
 				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 750*time.Millisecond, spec.Within(tr, labSlack)),
 					"b1 is the fourth address: attempted three delays after the list arrived")
 				if !spec.HasPolicy(tr) {
@@ -351,6 +353,7 @@ func heNewList() spec.Spec {
 				up := nthUpdate(tr, 2)
 				at := attemptsTo(tr, spec.Addr(tr, "b3/ipv4"), up)
 				g.Expect(at).NotTo(gomega.BeEmpty(), "b3 never attempted")
+				spec.RequireSteadyMachine(tr, up, at[0], "two Connection Attempt Delays from the new list")
 				g.Expect(at[0]-up).To(gomega.BeNumerically("~", 500*time.Millisecond, spec.Within(tr, labSlack)),
 					"the new pass walks b2 and b1 first, a Connection Attempt Delay each")
 				res := spec.Of(tr, trace.KindRPCResult)
@@ -360,6 +363,8 @@ func heNewList() spec.Spec {
 			{Requirement: "A61-HE-TURN-CONNECTING", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				up := nthUpdate(tr, 2)
 				for _, a := range addrs(tr, "b1/ipv4", "b2/ipv4") {
+					verdict.Require(slices.ContainsFunc(spec.AttemptsTo(tr.Events, a), func(e trace.Event) bool { return e.T < up }),
+						"%s was not attempted before the new list (the first pass ran late): it was not CONNECTING at its turn", a)
 					g.Expect(attemptsTo(tr, a, up)).To(gomega.BeEmpty(), "%s is CONNECTING: no new attempt", a)
 					// The policy's requests, where the trace has them (a
 					// request to a CONNECTING subchannel makes no SYN).
