@@ -130,6 +130,9 @@ func decodeHeader(line []byte, h *Header) error {
 	if len(h.Env) == 0 {
 		h.Env = nil
 	}
+	if len(h.Shows) == 0 {
+		h.Shows = nil
+	}
 	return h.check()
 }
 

@@ -179,3 +179,23 @@ func assert(c Check, tr *trace.Trace) (v Verdict, k Kind, msg string) {
 	c.Assert(g, tr)
 	return Pass, "", ""
 }
+
+// Precondition runs f, which states preconditions (Require), and returns
+// "" when they held or the reason of the first that did not, instead of
+// ending the check: a check that judges several items (each gap between
+// attempts, each RPC) leaves out those whose preconditions fail and
+// judges the rest. Anything else that ends f (a Gomega failure, NoSign,
+// a panic) goes on ending the check.
+func Precondition(f func()) (reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if fl, ok := r.(failure); ok && fl.verdict == Inconclusive {
+				reason = fl.msg
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return ""
+}

@@ -297,3 +297,21 @@ func TestScope_BrokenRuns(t *testing.T) {
 		t.Errorf("errors: %+v, want errors", errs)
 	}
 }
+
+// TestPrecondition_ReturnsTheReasonAndLetsFailuresThrough: a precondition
+// that fails is returned, one that holds gives "", and a fail inside goes
+// on ending the check.
+func TestPrecondition_ReturnsTheReasonAndLetsFailuresThrough(t *testing.T) {
+	if got := Precondition(func() { Require(true, "never") }); got != "" {
+		t.Errorf("a precondition that held: %q, want none", got)
+	}
+	if got := Precondition(func() { Require(false, "stalled %d", 3) }); got != "stalled 3" {
+		t.Errorf("a precondition that failed: %q, want %q", got, "stalled 3")
+	}
+	rs := Evaluate(Subject{}, []Check{{Requirement: "A62-STICKY-TF", Assert: func(gomega.Gomega, *trace.Trace) {
+		Precondition(func() { NoSign("nothing happened") })
+	}}}, &trace.Trace{})
+	if len(rs) != 1 || rs[0].Verdict != Fail || rs[0].Kind != Absent {
+		t.Errorf("a fail inside Precondition: %+v, want a fail (absent)", rs)
+	}
+}
