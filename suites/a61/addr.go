@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -63,6 +64,7 @@ func addrInterleave() spec.Spec {
 				g.Expect(order(attempts(tr, 0))).To(gomega.Equal(addrs(tr, "b1/ipv4", "b1/ipv6", "b2/ipv4", "b2/ipv6", "b3/ipv4")),
 					"families alternate from the first address's, across endpoints, until IPv6 runs out")
 			}},
+			monitor.HEInterleave.Check(),
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -58,6 +59,7 @@ func heThreeDropped() spec.Spec {
 					g.Expect(starts).To(gomega.HaveLen(2), "timers:%s", spec.Render(starts))
 				}
 			}},
+			monitor.HEAttemptDelay.Check(),
 		},
 		Agreement: firstPassSYNs(time.Second),
 	}
@@ -202,6 +204,8 @@ func heAllRefused() spec.Spec {
 				g.Expect(tfs).To(gomega.HaveLen(2), "failures between the two re-resolutions")
 				g.Expect(rr[1].T - tfs[1].T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)))
 			}},
+			monitor.HENoTFDuringPass.Check(),
+			monitor.HEPassEndReResolve.Check(),
 		},
 		Agreement: firstPassSYNs(500 * time.Millisecond),
 	}
