@@ -97,7 +97,7 @@ func readAnyTrace(path string) (*trace.Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &trace.Trace{Header: trace.CaptureHeader(path), Events: c.Events}, nil
+		return &trace.Trace{Header: trace.CaptureHeader(), Events: c.Events}, nil
 	}
 	return trace.ReadFile(path)
 }

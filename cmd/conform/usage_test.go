@@ -40,6 +40,8 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"try"}, "name at least one scenario file"},
 		{[]string{"try", "--mode", "moon", "x.yaml"}, `--mode "moon"`},
 		{[]string{"diff", "only-one.jsonl"}, "want two traces"},
+		{[]string{"check"}, "name at least one trace or capture"},
+		{[]string{"check", "/nonexistent.jsonl"}, "/nonexistent.jsonl"},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		var stderr strings.Builder

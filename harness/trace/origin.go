@@ -111,7 +111,7 @@ func (l Evidence) About() string {
 // the rest of its header implies (InferShows).
 func (h Header) Provenance() (Origin, []Evidence) {
 	if len(h.Shows) > 0 {
-		return h.Origin, h.Shows
+		return h.Origin, sortEvidence(h.Shows)
 	}
 	return h.Origin, InferShows(h)
 }
@@ -166,14 +166,14 @@ func sortEvidence(ls []Evidence) []Evidence {
 }
 
 // CaptureHeader is the header of the trace of a packet capture read by
-// harness/replay/pcap (file names it): origin capture, showing packets
+// harness/replay/pcap: origin capture, showing packets
 // and DNS answers, and the RPCs of clear-text connections (rpc-result
 // only: a capture does not know which RPCs the client meant to send, nor
 // their wait-for-ready). It has no scenario: nothing of the client's
 // configuration is known.
-func CaptureHeader(file string) Header {
+func CaptureHeader() Header {
 	return Header{
-		Schema: SchemaVersion, Impl: "unknown (a packet capture: " + file + ")", Mode: ModeLab,
+		Schema: SchemaVersion, Impl: "unknown (a packet capture)", Mode: ModeLab,
 		Harness: HarnessVersion(), Origin: OriginCapture, Shows: []Evidence{EvidencePackets, EvidenceDNS},
 	}
 }

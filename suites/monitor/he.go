@@ -227,7 +227,7 @@ var HENoTFDuringPass = Monitor{
 				unfailed = notFailed(tr, tf)
 			}, func() {
 				if len(unfailed) > 0 {
-					b.addEvents([]trace.Event{tf.state}, "TRANSIENT_FAILURE at %s, the pass having begun at %s, before %v had failed (never attempted since)",
+					b.addEvents([]trace.Event{tf.state}, "TRANSIENT_FAILURE at %s, the pass having begun at %s, before %v had failed",
 						trace.FormatT(tf.state.T), trace.FormatT(tf.from), unfailed)
 				}
 			})
