@@ -20,9 +20,9 @@ const checkUsage = `Usage:
       must keep, whatever scenario made it (sticky TRANSIENT_FAILURE; TF only
       after every address failed once; one Connection Attempt Delay between
       first-pass attempts; the next address at once after a failure; family
-      interleaving; re-resolution at the end of a failed pass; RPCs in TF;
-      no lower priority before the failover timer unless TF). docs/monitors.md
-      lists them.
+      interleaving; re-resolution at the end of a failed pass and after each
+      round of failures; RPCs in TF; no lower priority before the failover
+      timer unless TF). docs/monitors.md lists them.
 
       A TRACE is a trace file (.jsonl: the suites' traces, conform try's and
       replay's, a field recorder's) or a packet capture (.pcap, .pcapng,

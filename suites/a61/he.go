@@ -206,6 +206,7 @@ func heAllRefused() spec.Spec {
 			}},
 			monitor.HENoTFDuringPass.Check(),
 			monitor.HEPassEndReResolve.Check(),
+			monitor.HEReResolvePerRound.Check(),
 		},
 		Agreement: firstPassSYNs(500 * time.Millisecond),
 	}

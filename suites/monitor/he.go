@@ -368,3 +368,52 @@ func failedPassEnd(tr *trace.Trace) (time.Duration, bool) {
 	}
 	return end, true
 }
+
+// HEReResolvePerRound: after a failed first pass, while pick_first stays
+// in TRANSIENT_FAILURE, each round of failures (as many as its addresses,
+// counted across them) brings a re-resolution request of its own.
+var HEReResolvePerRound = Monitor{
+	Name:        "he-reresolve-per-round",
+	Requirement: "A61-HE-AFTER-PASS-RERESOLVE-COUNT",
+	Invariant:   "after a failed first pass, until READY, pick_first asks for re-resolution each time the count of connection failures reaches the number of its addresses",
+	Needs:       []trace.Evidence{trace.EvidencePackets, trace.EvidenceResolver, trace.EvidenceConfig, trace.EvidenceChannelState},
+	Applies: func(tr *trace.Trace) string {
+		if why := pickFirstApplies(tr); why != "" {
+			return why
+		}
+		end, ok := failedPassEnd(tr)
+		if !ok {
+			return "not exercised: the first pass did not see every address fail before it connected or another list arrived"
+		}
+		p, _ := passOf(tr)
+		if len(spec.FailureCountReached(stickyPart(tr, end), end, len(p.addrs), p.addrs...)) == 0 {
+			return fmt.Sprintf("not exercised: after the first pass, no round of %d failures came before READY or another list", len(p.addrs))
+		}
+		return ""
+	},
+	Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		end, _ := failedPassEnd(tr)
+		p, _ := passOf(tr)
+		spec.ReResolvesPerRound(g, stickyPart(tr, end), end, len(p.addrs), 0, p.addrs...)
+	},
+}
+
+// stickyPart is tr up to the end of the sticky TRANSIENT_FAILURE that
+// follows a failed first pass ending at end: the channel's first READY
+// after it, or the next address list, whichever comes first.
+func stickyPart(tr *trace.Trace, end time.Duration) *trace.Trace {
+	to := tr.Events[len(tr.Events)-1].T + 1
+	for _, e := range spec.ChannelStates(tr) {
+		if e.T > end && e.State == ready {
+			to = e.T
+			break
+		}
+	}
+	for _, u := range spec.ResolverUpdates(tr) {
+		if u.T > end && u.T < to {
+			to = u.T
+			break
+		}
+	}
+	return &trace.Trace{Header: tr.Header, Events: trace.Window(tr.Events, 0, to)}
+}

@@ -50,7 +50,7 @@ type Monitor struct {
 func All() []Monitor {
 	return []Monitor{
 		FailoverNotBeforeTimer,
-		HEAttemptDelay, HEFailureNextAddress, HEInterleave, HENoTFDuringPass, HEPassEndReResolve,
+		HEAttemptDelay, HEFailureNextAddress, HEInterleave, HENoTFDuringPass, HEPassEndReResolve, HEReResolvePerRound,
 		StickyTF, TFPicks,
 	}
 }

@@ -23,15 +23,19 @@ var hints = map[string][]string{
 	"a61/he-all-refused A61-HE-NO-TF-DURING-PASS monitor he-no-tf-during-pass": {"hurry-state[2]"},
 	// The re-resolution request 40 ms after the pass ended.
 	"a61/he-all-refused A61-HE-PASS-END-RERESOLVE monitor he-pass-end-reresolve": {"shift-resolve-now[1,+40ms]"},
+	// The round of failures after the pass brings no re-resolution.
+	"a61/he-all-refused A61-HE-AFTER-PASS-RERESOLVE-COUNT monitor he-reresolve-per-round": {"drop-resolve-now[2]"},
 	// r1, without wait_for_ready, waits in TRANSIENT_FAILURE until its deadline.
 	"a62/tf-picks-fail-fast A62-TF-PICKS monitor tf-picks": {"set-code[r1,DEADLINE_EXCEEDED]"},
 	// The checks beside a monitor keep the mutations they had before it
 	// (which break the monitor too): TRANSIENT_FAILURE before any address
 	// failed; the IPv6 addresses out of their order; the first attempt
-	// late; r1 served in TRANSIENT_FAILURE; p0 tried late.
+	// late; the round's re-resolution missing; r1 served in
+	// TRANSIENT_FAILURE; p0 tried late.
 	"a61/he-all-refused A61-HE-PASS-ENDS-ALL-FAILED":            {"replace-state[1,TRANSIENT_FAILURE]"},
 	"a61/addr-interleave A61-ADDR-FLATTEN":                      {"shift-attempt[2,+40ms]"},
 	"a61/he-three-dropped A61-HE-FIRST-PASS":                    {"shift-attempt[1,+40ms]"},
+	"a61/he-all-refused A61-HE-AFTER-PASS-RERESOLVE-COUNT":      {"drop-resolve-now[2]"},
 	"a62/tf-picks-fail-fast A62-TF-PICKS #1":                    {"succeed-rpc[r1,b1]"},
 	"a56/failover-timer-dropped-primary A56-FAILOVER-TIMER-10S": {"shift-attempt[1,+40ms]"},
 	// p1, the same child under its new place, opens a new connection at the swap.
