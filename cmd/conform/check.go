@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -113,11 +114,19 @@ func printChecked(w io.Writer, c checked) {
 	if c.Origin != "" {
 		from = "from a " + string(c.Origin)
 	}
-	shows := make([]string, len(c.Shows))
-	for i, e := range c.Shows {
-		shows[i] = string(e)
+	var shows, cannot []string
+	for _, e := range trace.Evidences {
+		if slices.Contains(c.Shows, e) {
+			shows = append(shows, string(e))
+		} else {
+			cannot = append(cannot, string(e))
+		}
 	}
-	fmt.Fprintf(w, "%s\n  %s, %s, %s; shows %s\n", c.File, c.Impl, c.Mode, from, strings.Join(shows, ", "))
+	fmt.Fprintf(w, "%s\n  %s, %s, %s; shows %s", c.File, c.Impl, c.Mode, from, strings.Join(shows, ", "))
+	if len(cannot) > 0 {
+		fmt.Fprintf(w, "; cannot show %s", strings.Join(cannot, ", "))
+	}
+	fmt.Fprintln(w)
 	counts := map[verdict.Verdict]int{}
 	for _, r := range c.Results {
 		counts[r.Verdict]++
