@@ -73,3 +73,47 @@ func TestMonitors_NeverFailAGoldenTrace(t *testing.T) {
 }
 
 func init() { _ = os.Getenv }
+
+// TestMonitors_NeverFailAGoldenSeenFromOutside judges every lab golden
+// trace as a third party's would be: without the policy's own events, as
+// a driver's trace is (its resolve-now the channel's, as a driver reports
+// it). The reference, seen from outside, fails no monitor:
+// the monitors' outside evidence (refusals, the channel's states and
+// requests) says what the policy's events say, or is inconclusive.
+func TestMonitors_NeverFailAGoldenSeenFromOutside(t *testing.T) {
+	judged := map[string]int{}
+	for name, tr := range goldenTraces(t) {
+		if tr.Header.Mode != trace.ModeLab {
+			continue
+		}
+		outside := &trace.Trace{Header: tr.Header}
+		for _, e := range tr.Events {
+			switch {
+			case e.Source == trace.SourcePolicy && e.Kind == trace.KindResolveNow:
+				// A driver reports the channel's resolver asked to
+				// re-resolve, where the recorder saw the policy ask.
+				e.Source = trace.SourceDriver
+			case e.Source == trace.SourcePolicy:
+				continue
+			}
+			outside.Events = append(outside.Events, e)
+		}
+		outside.Header.Impl = "the reference seen from outside"
+		for _, r := range JudgeAll(name, outside) {
+			switch r.Verdict {
+			case verdict.Fail, verdict.Error:
+				t.Errorf("%s on %s without the policy's events: %s\n%s", r.Check, name, r.Label(), r.Evidence)
+			case verdict.Pass:
+				judged[r.Check]++
+			case verdict.Inconclusive:
+				t.Logf("%s inconclusive on %s seen from outside: %s", r.Check, name, r.Evidence)
+			}
+		}
+	}
+	for _, m := range All() {
+		if judged[m.Name] == 0 {
+			t.Errorf("%s passes no lab golden trace seen from outside: it judges none", m.Name)
+		}
+	}
+	t.Logf("passes seen from outside: %v", judged)
+}
