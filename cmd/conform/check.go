@@ -95,6 +95,9 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		for _, c := range all {
 			printChecked(stdout, c)
 		}
+		if len(all) > 1 {
+			printTotals(stdout, all)
+		}
 	}
 	for _, c := range all {
 		for _, r := range c.Results {
@@ -130,16 +133,33 @@ func printChecked(w io.Writer, c checked) {
 	counts := map[verdict.Verdict]int{}
 	for _, r := range c.Results {
 		counts[r.Verdict]++
-		fmt.Fprintf(w, "  %-28s %-26s %s\n", r.Requirement, r.Check, r.Label())
+		fmt.Fprintf(w, "  %-34s %-26s %s\n", r.Requirement, r.Check, r.Label())
 		if r.Verdict != verdict.Pass && r.Evidence != "" {
 			fmt.Fprintf(w, "      %s\n", strings.ReplaceAll(strings.TrimRight(r.Evidence, "\n"), "\n", "\n      "))
 		}
 	}
+	fmt.Fprintf(w, "  %s\n\n", tally(counts))
+}
+
+// printTotals sums the verdicts of several traces, per monitor.
+func printTotals(w io.Writer, all []checked) {
+	fmt.Fprintf(w, "%d traces:\n", len(all))
+	for i, r := range all[0].Results {
+		counts := map[verdict.Verdict]int{}
+		for _, c := range all {
+			counts[c.Results[i].Verdict]++
+		}
+		fmt.Fprintf(w, "  %-34s %-26s %s\n", r.Requirement, r.Check, tally(counts))
+	}
+}
+
+// tally renders counts of verdicts in the reports' order: "2 pass, 1 fail".
+func tally(counts map[verdict.Verdict]int) string {
 	var sum []string
 	for _, v := range verdict.Verdicts {
 		if counts[v] > 0 {
 			sum = append(sum, fmt.Sprintf("%d %s", counts[v], v))
 		}
 	}
-	fmt.Fprintf(w, "  %s\n\n", strings.Join(sum, ", "))
+	return strings.Join(sum, ", ")
 }

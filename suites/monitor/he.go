@@ -46,17 +46,20 @@ var HEAttemptDelay = Monitor{
 		if _, set := connectionAttemptDelay(tr); set {
 			return "the config sets the Connection Attempt Delay: A61-HE-DELAY-CLAMP's rule, not the default's"
 		}
-		return passApplies(tr)
+		if why := passApplies(tr); why != "" {
+			return why
+		}
+		if len(timerGaps(tr)) == 0 {
+			return "not exercised: every attempt of the first pass but the last failed before its Connection Attempt Delay was over"
+		}
+		return ""
 	},
 	Assert: func(g gomega.Gomega, tr *trace.Trace) {
 		p, _ := passOf(tr)
 		b := breaches{rule: "each attempt of the first pass that has not failed should be followed by the next 250 ms after it started (±" + spec.TimerWithin(tr).String() + ")"}
 		var s skipped
-		for k := 0; k+1 < len(p.attempts); k++ {
+		for _, k := range timerGaps(tr) {
 			a, next := p.attempts[k], p.attempts[k+1]
-			if f := failedBy(tr, a, a.T+defaultDelay); f >= 0 && f <= next.T {
-				continue // the failure moved the pass on: HEFailureNextAddress's rule
-			}
 			s.try(func() {
 				if k == 0 {
 					spec.RequirePromptFirstAttempt(tr)
@@ -74,6 +77,22 @@ var HEAttemptDelay = Monitor{
 		s.require()
 		b.judge(g)
 	},
+}
+
+// timerGaps are the places k in the first pass's attempts where the
+// attempt had not failed when the next one came, before its Connection
+// Attempt Delay was over: the gaps the delay makes (an early failure moves
+// the pass on instead, HEFailureNextAddress's rule).
+func timerGaps(tr *trace.Trace) []int {
+	p, _ := passOf(tr)
+	var out []int
+	for k := 0; k+1 < len(p.attempts); k++ {
+		a, next := p.attempts[k], p.attempts[k+1]
+		if f := failedBy(tr, a, a.T+defaultDelay); f < 0 || f > next.T {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // failureAtOnce bounds how long after an attempt's failure the next
