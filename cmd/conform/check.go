@@ -18,12 +18,13 @@ import (
 const checkUsage = `Usage:
   conform check [flags] TRACE…
       Runs every requirement monitor on each trace: the invariants any trace
-      must keep, whatever scenario made it (sticky TRANSIENT_FAILURE; TF only
-      after every address failed once; one Connection Attempt Delay between
-      first-pass attempts; the next address at once after a failure; family
-      interleaving; re-resolution at the end of a failed pass and after each
-      round of failures; RPCs in TF; no lower priority before the failover
-      timer unless TF). docs/monitors.md lists them.
+      must keep, whatever scenario made it (sticky TRANSIENT_FAILURE and the
+      backoff of its reconnections; TF only after every address failed once;
+      one Connection Attempt Delay between first-pass attempts; the next
+      address at once after a failure; family interleaving; re-resolution at
+      the end of a failed pass and after each round of failures; RPCs in TF;
+      no lower priority before the failover timer unless TF).
+      docs/monitors.md lists them.
 
       A TRACE is a trace file (.jsonl: the suites' traces, conform try's and
       replay's, a field recorder's) or a packet capture (.pcap, .pcapng,

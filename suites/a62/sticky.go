@@ -175,6 +175,7 @@ func stickyTFUntilReady() spec.Spec {
 					}
 				}
 			}},
+			monitor.StickyTFBackoff.Check(),
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.ExpectStateSequence(g, tr, []string{connecting, tf, ready})
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))

@@ -51,7 +51,7 @@ func All() []Monitor {
 	return []Monitor{
 		FailoverNotBeforeTimer,
 		HEAttemptDelay, HEFailureNextAddress, HEInterleave, HENoTFDuringPass, HEPassEndReResolve, HEReResolvePerRound,
-		StickyTF, TFPicks,
+		StickyTF, StickyTFBackoff, TFPicks,
 	}
 }
 

@@ -1,7 +1,9 @@
 package monitor
 
 import (
+	"fmt"
 	"slices"
+	"time"
 
 	"github.com/onsi/gomega"
 
@@ -118,6 +120,74 @@ func rpcsInTF(tr *trace.Trace) []rpcInTF {
 		if !left {
 			out = append(out, rpcInTF{s, res[0]})
 		}
+	}
+	return out
+}
+
+// minFirstBackoff is the shortest first backoff of
+// spec/related/connection-backoff.md (1 s - 20 %): no reconnection to an
+// address comes sooner after the attempt before it.
+const minFirstBackoff = 800 * time.Millisecond
+
+// StickyTFBackoff: in sticky TRANSIENT_FAILURE the reconnections to an
+// address wait out the connection backoff.
+var StickyTFBackoff = Monitor{
+	Name:        "sticky-tf-backoff",
+	Requirement: "A62-STICKY-TF-RECONNECTS",
+	Invariant:   "while pick_first is in TRANSIENT_FAILURE, a reconnection to an address comes no sooner than the shortest first backoff (0.8 s) after the attempt before it",
+	Needs:       []trace.Evidence{trace.EvidencePackets, trace.EvidenceChannelState, trace.EvidenceResolver, trace.EvidenceConfig},
+	Applies: func(tr *trace.Trace) string {
+		if why := pickFirstApplies(tr); why != "" {
+			return why
+		}
+		if len(reconnectionsInTF(tr)) == 0 {
+			return "not exercised: no address was attempted twice, the second time while the channel was in TRANSIENT_FAILURE"
+		}
+		return ""
+	},
+	Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		tol := spec.TimerWithin(tr)
+		b := breaches{rule: fmt.Sprintf("in TRANSIENT_FAILURE, a reconnection should wait at least %v (±%v) after the attempt before it to the same address", minFirstBackoff, tol)}
+		var s skipped
+		for _, pair := range reconnectionsInTF(tr) {
+			before, again := pair[0], pair[1]
+			s.try(func() {
+				spec.RequireSteadyMachine(tr, before.T, again.T, "backoff between two attempts to "+again.Addr)
+			}, func() {
+				if again.T-before.T < minFirstBackoff-tol {
+					b.addEvents(pair[:], "%s was attempted again %v after the attempt before", again.Addr, (again.T - before.T).Round(time.Millisecond))
+				}
+			})
+		}
+		s.require()
+		b.judge(g)
+	},
+}
+
+// reconnectionsInTF are the pairs of consecutive attempts to one address
+// of which the second came while the channel was in TRANSIENT_FAILURE,
+// with no new address list between them (which may make a new
+// subchannel for the address).
+func reconnectionsInTF(tr *trace.Trace) [][2]trace.Event {
+	states, ups := spec.ChannelStates(tr), spec.ResolverUpdates(tr)
+	inTF := func(t time.Duration) bool {
+		st := ""
+		for _, e := range states {
+			if e.T < t {
+				st = e.State
+			}
+		}
+		return st == transientFailure
+	}
+	last := map[string]trace.Event{}
+	var out [][2]trace.Event
+	for _, a := range spec.Attempts(tr.Events) {
+		before, ok := last[a.Addr]
+		last[a.Addr] = a
+		if !ok || !inTF(a.T) || slices.ContainsFunc(ups, func(u trace.Event) bool { return u.T > before.T && u.T <= a.T }) {
+			continue
+		}
+		out = append(out, [2]trace.Event{before, a})
 	}
 	return out
 }

@@ -25,6 +25,8 @@ var hints = map[string][]string{
 	"a61/he-all-refused A61-HE-PASS-END-RERESOLVE monitor he-pass-end-reresolve": {"shift-resolve-now[1,+40ms]"},
 	// The round of failures after the pass brings no re-resolution.
 	"a61/he-all-refused A61-HE-AFTER-PASS-RERESOLVE-COUNT monitor he-reresolve-per-round": {"drop-resolve-now[2]"},
+	// b1 reconnected at once, not after its backoff.
+	"a62/sticky-tf-until-ready A62-STICKY-TF-RECONNECTS monitor sticky-tf-backoff": {"repeat-attempt["},
 	// r1, without wait_for_ready, waits in TRANSIENT_FAILURE until its deadline.
 	"a62/tf-picks-fail-fast A62-TF-PICKS monitor tf-picks": {"set-code[r1,DEADLINE_EXCEEDED]"},
 	// The checks beside a monitor keep the mutations they had before it
