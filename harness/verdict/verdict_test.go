@@ -315,3 +315,19 @@ func TestPrecondition_ReturnsTheReasonAndLetsFailuresThrough(t *testing.T) {
 		t.Errorf("a fail inside Precondition: %+v, want a fail (absent)", rs)
 	}
 }
+
+// TestCheckNames_AMonitorRenamesNoOtherCheck: a monitor's check is named
+// "monitor <name>", and the requirement's other checks keep the names they
+// had without it ("" alone, "#n" among several).
+func TestCheckNames_AMonitorRenamesNoOtherCheck(t *testing.T) {
+	got := CheckNames([]Check{
+		{Requirement: "A62-STICKY-TF"},
+		{Requirement: "A62-TF-PICKS"}, {Requirement: "A62-TF-PICKS"},
+		{Requirement: "A62-STICKY-TF", Monitor: "sticky-tf"},
+		{Requirement: "A62-TF-PICKS", Monitor: "tf-picks"},
+	})
+	want := []string{"", "#1", "#2", "monitor sticky-tf", "monitor tf-picks"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+}
