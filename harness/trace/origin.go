@@ -170,7 +170,8 @@ func sortEvidence(ls []Evidence) []Evidence {
 // and DNS answers, and the RPCs of clear-text connections (rpc-result
 // only: a capture does not know which RPCs the client meant to send, nor
 // their wait-for-ready). It has no scenario: nothing of the client's
-// configuration is known.
+// configuration is known. Its mode is lab: wall time, judged to the
+// tolerance of a client whose own stalls nobody watched.
 func CaptureHeader() Header {
 	return Header{
 		Schema: SchemaVersion, Impl: "unknown (a packet capture)", Mode: ModeLab,
