@@ -293,7 +293,7 @@ func firstAddr(as []trace.Event) string {
 // the check is inconclusive; any other difference is the check's to judge.
 func ExpectStateSequence(g gomega.Gomega, tr *trace.Trace, states []string, description ...any) {
 	if !HasPolicy(tr) {
-		RequireNoMissedState(tr)
+		requireNoMissedState(tr)
 	}
 	if tr.Header.Env["driver.observes"] == "polling" && !HasPolicy(tr) {
 		seen := slices.Compact(stateNames(ChannelStates(tr)))
@@ -304,12 +304,12 @@ func ExpectStateSequence(g gomega.Gomega, tr *trace.Trace, states []string, desc
 	g.ExpectWithOffset(1, Channel(tr)).To(match.HaveStateSequence(states...), description...)
 }
 
-// RequireNoMissedState states that every change of the channel's state
+// requireNoMissedState states that every change of the channel's state
 // shows: a driver that reports the same state twice in a row woke on a
 // change but read the state after it had passed (a CONNECTING of a fraction
 // of a millisecond), so a state is missing between the two, and the
 // sequence it shows says nothing of the rule.
-func RequireNoMissedState(tr *trace.Trace) {
+func requireNoMissedState(tr *trace.Trace) {
 	states := ChannelStates(tr)
 	for i := 1; i < len(states); i++ {
 		verdict.Require(states[i].State != states[i-1].State,
