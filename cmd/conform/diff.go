@@ -88,7 +88,8 @@ func (f diffFlags) options() compare.Options {
 }
 
 // readAnyTrace reads a trace file, or a packet capture as the trace of what
-// it shows; errors name the file and what was expected.
+// it shows (its header trace.CaptureHeader: origin capture, packets and DNS
+// only); errors name the file and what was expected.
 func readAnyTrace(path string) (*trace.Trace, error) {
 	lower := strings.ToLower(strings.TrimSuffix(path, ".gz"))
 	if strings.HasSuffix(lower, ".pcap") || strings.HasSuffix(lower, ".pcapng") {
@@ -96,7 +97,7 @@ func readAnyTrace(path string) (*trace.Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &trace.Trace{Events: c.Events}, nil
+		return &trace.Trace{Header: trace.CaptureHeader(), Events: c.Events}, nil
 	}
 	return trace.ReadFile(path)
 }

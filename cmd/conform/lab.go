@@ -108,7 +108,7 @@ func labDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		v4, v6, netlab.ClientAddr(0, netlab.IPv4), netlab.ClientAddr(0, netlab.IPv6))
 	fmt.Fprintf(stdout, "fault: drop on %s (SYNs go unanswered)\n", v6)
 	fmt.Fprintf(stdout, "client: %s, default pick_first, addresses [%s, %s]\n\n", runner.LinkedGRPCGo, v6, v4)
-	tr, err := runner.Run(ctx, s, runner.LinkedGRPCGo, trace.ModeLab, runner.Options{Seed: 1})
+	tr, err := runner.Run(ctx, s, runner.LinkedGRPCGo, trace.ModeLab, runner.Options{Seed: 1, Origin: trace.OriginScenario})
 	if tr != nil {
 		for _, e := range tr.Events {
 			fmt.Fprintln(stdout, e.String())

@@ -35,6 +35,7 @@ func commands() []command {
 		{"try", "run your own scenario files against an implementation; traces, and where it departs from the reference", runTry},
 		{"replay", "reproduce a field bug: a capture (pcap) or trace → its environment as a scenario → replayed in the lab", runReplay},
 		{"diff", "compare two traces (or packet captures) lane by lane: the first divergence, in context", runDiff},
+		{"check", "run the requirement monitors on traces or captures: a verdict per invariant, with the events that break it", runCheck},
 		{"cache", "where conform keeps the drivers it builds and installs: `cache` lists it, `cache clean` empties it", runCache},
 		{"lab", "the network lab: `lab check` (can it run here?), `lab demo` (see Happy Eyeballs in packets)", runLab},
 	}
@@ -58,6 +59,7 @@ Ctrl-C). Start with:
   sudo conform run           # every suite, in simulation and in the lab
   conform run --mode sim     # simulation only (no root needed)
   conform requirements       # what is checked, and what is not yet
+  conform check TRACE…       # the requirement monitors on any trace or capture
   sudo conform verify --impl grpc-go@v1.85.0 --impl grpc-js@1.14.7 --impl grpcio --html report/
 `
 

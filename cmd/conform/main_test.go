@@ -343,7 +343,10 @@ func TestTry_RunsAScenarioFileAndWritesItsTrace(t *testing.T) {
 	}
 	tr, err := trace.ReadFile(out + "/he-dropped-ipv6.reference.sim.jsonl")
 	if err != nil || len(tr.Events) == 0 || !strings.Contains(stdout.String(), "he-dropped-ipv6 (reference, sim)") {
-		t.Errorf("trace %v, output %q", err, stdout.String())
+		t.Fatalf("trace %v, output %q", err, stdout.String())
+	}
+	if tr.Header.Origin != trace.OriginScenario || !tr.Header.Has(trace.EvidencePolicy) || tr.Header.Has(trace.EvidenceBackends) {
+		t.Errorf("the trace of a user's scenario in the simulator says origin %q, shows %v", tr.Header.Origin, tr.Header.Shows)
 	}
 	err = run(context.Background(), []string{"try", "--mode", "sim", "--out", out, "../../harness/scenario/testdata/env-bad-unknown-variable.yaml"}, &stdout, &stderr)
 	if exitStatus(err, false, &stderr) != 2 || !strings.Contains(err.Error(), "env-bad-unknown-variable.yaml:7") {

@@ -126,7 +126,7 @@ func (f replayFlags) writeScenario(s *scenario.Scenario) (string, error) {
 // replayOne replays s against impl and says whether its connection attempts
 // are the field's.
 func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, field *trace.Trace, w io.Writer) {
-	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed})
+	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed, Origin: trace.OriginReplay})
 	path := f.write(s, impl, mode, tr, w)
 	if err != nil {
 		fmt.Fprintf(w, "%s (%s): the replay did not run through: %v\n\n", impl, mode, err)

@@ -120,7 +120,7 @@ func (f tryFlags) resolve(ctx context.Context, stderr io.Writer) (runner.Impl, t
 // try runs s against impl, writes its trace, and compares it with the
 // reference's run of s; it reports whether the run finished.
 func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, w io.Writer) bool {
-	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed})
+	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed, Origin: trace.OriginScenario})
 	path := f.write(s, impl, mode, tr, w)
 	if err != nil {
 		fmt.Fprintf(w, "%s (%s, %s): %v\n", s.Name, impl, mode, err)
@@ -130,7 +130,7 @@ func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Imp
 	if impl == runner.Reference {
 		return true
 	}
-	ref, err := runner.Run(ctx, s, runner.Reference, mode, runner.Options{Seed: f.seed})
+	ref, err := runner.Run(ctx, s, runner.Reference, mode, runner.Options{Seed: f.seed, Origin: trace.OriginScenario})
 	f.write(s, runner.Reference, mode, ref, w)
 	if err != nil {
 		fmt.Fprintf(w, "  the reference's run of it broke: %v\n", err)

@@ -57,6 +57,8 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"verify", "--impl", "grpc-go@v9.9.9"}, `impl "grpc-go@v9.9.9": the Go module proxy`, published},
 		{[]string{"verify", "--impl", "grpc-js@9.9.9"}, `impl "grpc-js@9.9.9": the npm registry`, published},
 		{[]string{"try", "--impl", "grpc-js@1.2.3", "x.yaml"}, "has no version 1.2.3", published},
+		{[]string{"check"}, "name at least one trace or capture", nil},
+		{[]string{"check", "/nonexistent.jsonl"}, "/nonexistent.jsonl", nil},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		cmd.Env = append(os.Environ(), c.env...)

@@ -31,6 +31,10 @@ type Options struct {
 	// Seed seeds the run's randomness (the policy's, and backoff jitter in
 	// simulation). Recorded in the trace header.
 	Seed uint64
+	// Origin is where the run's trace says it came from (trace.Origin):
+	// a suite's spec, a user's scenario, a replay. Empty means
+	// trace.OriginScenario.
+	Origin trace.Origin
 }
 
 // An Impl is an implementation under test: Reference, LinkedGRPCGo or a
@@ -51,13 +55,30 @@ type Impl interface {
 // implementation cannot express fails with *NotApplicable; a trace is
 // returned with the error when the run got that far.
 func Run(ctx context.Context, s *scenario.Scenario, impl Impl, mode trace.Mode, opts Options) (*trace.Trace, error) {
+	var tr *trace.Trace
+	var err error
 	switch mode {
 	case trace.ModeSim:
-		return impl.runSim(ctx, s, opts)
+		tr, err = impl.runSim(ctx, s, opts)
 	case trace.ModeLab:
-		return runLab(ctx, s, impl, opts)
+		tr, err = runLab(ctx, s, impl, opts)
+	default:
+		return nil, fmt.Errorf("%s: unknown mode %q (want %s or %s)", s.Name, mode, trace.ModeSim, trace.ModeLab)
 	}
-	return nil, fmt.Errorf("%s: unknown mode %q (want %s or %s)", s.Name, mode, trace.ModeSim, trace.ModeLab)
+	if tr != nil {
+		provenance(&tr.Header, opts.Origin)
+	}
+	return tr, err
+}
+
+// provenance records in h where the trace came from and what a run of its
+// kind shows (trace.InferShows: the header's mode, implementation and the
+// driver's capabilities say it).
+func provenance(h *trace.Header, o trace.Origin) {
+	if o == "" {
+		o = trace.OriginScenario
+	}
+	h.Origin, h.Shows = o, trace.InferShows(*h)
 }
 
 // NotApplicable is the error of a run whose scenario needs something the

@@ -33,6 +33,7 @@ func fullTraces() []*Trace {
 		h.ImplVersion = "v1.85.0"
 		h.Harness = "v0.0.0-test"
 		h.Env = map[string]string{"go": "go1.26.8", "kernel": "6.1.0"}
+		h.Origin, h.Shows = Origins[i%len(Origins)], Evidences
 		out = append(out, &Trace{Header: h, Events: fullEvents()})
 	}
 	return out

@@ -22,14 +22,22 @@ const (
 // Header is the first line of a trace. Its first key is "schema", which no
 // event has, so a header is never mistaken for an event nor one for a header.
 type Header struct {
-	Schema      int                `json:"schema"`
-	Impl        string             `json:"impl"`                   // implementation under test ("reference", "grpc-go")
-	ImplVersion string             `json:"impl_version,omitempty"` // its version ("v1.85.0")
-	Mode        Mode               `json:"mode"`
-	Seed        uint64             `json:"seed"`          // the run's randomness seed
-	Harness     string             `json:"harness"`       // conform's version
-	Env         map[string]string  `json:"env,omitempty"` // facts about the machine: kernel, go, ...
-	Scenario    *scenario.Scenario `json:"scenario"`      // the experiment, in scenario's JSON form
+	Schema      int               `json:"schema"`
+	Impl        string            `json:"impl"`                   // implementation under test ("reference", "grpc-go")
+	ImplVersion string            `json:"impl_version,omitempty"` // its version ("v1.85.0")
+	Mode        Mode              `json:"mode"`
+	Seed        uint64            `json:"seed"`          // the run's randomness seed
+	Harness     string            `json:"harness"`       // conform's version
+	Env         map[string]string `json:"env,omitempty"` // facts about the machine: kernel, go, ...
+	// Origin says where the trace came from (a suite, a user's scenario,
+	// a replay, a capture, a recorder), Shows the kinds of evidence it can
+	// show (origin.go); a trace written before they were recorded has
+	// neither, and Provenance infers its evidence from the rest of the
+	// header. Golden comparisons read events only, so neither counts
+	// there.
+	Origin   Origin             `json:"origin,omitempty"`
+	Shows    []Evidence         `json:"shows,omitempty"`
+	Scenario *scenario.Scenario `json:"scenario"` // the experiment, in scenario's JSON form
 }
 
 // The Header.Env keys under which a driver's hello is recorded: the
@@ -77,7 +85,7 @@ func (h *Header) check() error {
 	case h.Scenario == nil:
 		return fmt.Errorf("header: missing scenario")
 	}
-	return nil
+	return h.checkProvenance()
 }
 
 // Trace is a whole trace: the header and the events in time order.

@@ -124,11 +124,17 @@ func decodeHeader(line []byte, h *Header) error {
 	if isEvent(line) {
 		return fmt.Errorf("missing header: line 1 is an event")
 	}
+	if isObject(line) && !isHeader(line) {
+		return fmt.Errorf(`not a trace: line 1 is a JSON object without "schema", which a trace's header starts with`)
+	}
 	if err := decodeJSON(line, h, headerFields); err != nil {
 		return fmt.Errorf("header: %v", err)
 	}
 	if len(h.Env) == 0 {
 		h.Env = nil
+	}
+	if len(h.Shows) == 0 {
+		h.Shows = nil
 	}
 	return h.check()
 }
@@ -179,6 +185,12 @@ func isHeader(line []byte) bool {
 // isEvent reports whether a line is an object with a "kind" key.
 func isEvent(line []byte) bool {
 	return hasKey(line, "kind")
+}
+
+// isObject reports whether a line is a JSON object.
+func isObject(line []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(line, &m) == nil
 }
 
 func hasKey(line []byte, key string) bool {

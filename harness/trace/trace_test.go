@@ -94,6 +94,7 @@ func TestRead_BadFilesNameFileAndLine(t *testing.T) {
 		"kind-bad-unknown-kind.jsonl":            {7, `unknown kind "syn-flood"`},
 		"mode-bad-unknown-mode.jsonl":            {1, `unknown mode "dream"`},
 		"no-header-bad-missing-header.jsonl":     {1, "missing header"},
+		"not-trace-bad-no-schema.jsonl":          {1, `not a trace: line 1 is a JSON object without "schema"`},
 		"order-bad-time-backwards.jsonl":         {11, "out of time order"},
 		"scenario-bad-undefined-backend.jsonl":   {1, `steps[0].fault.addr: backend "b3" is not defined`},
 		"schema2-bad-unknown-schema.jsonl":       {1, "unknown schema version 2"},

@@ -21,8 +21,11 @@ type Check struct {
 	// Name tells the check from the requirement's other checks in the
 	// same spec; reports name its row "<requirement> · <name>". Without a
 	// name, such a check is numbered ("#2").
-	Name   string
-	Assert func(g gomega.Gomega, tr *trace.Trace)
+	Name string
+	// Monitor is the name of the requirement monitor (suites/monitor) the
+	// check runs, when it runs one: its row is "monitor <name>".
+	Monitor string
+	Assert  func(g gomega.Gomega, tr *trace.Trace)
 	// Needs names the sources of evidence the check reads beyond what any
 	// implementation's trace has (the capture, the backends, the driver's
 	// channel states and RPC results): usually trace.SourcePolicy, the
@@ -99,20 +102,28 @@ func Scope(rs []Result, h trace.Header) []Result {
 	return out
 }
 
-// CheckNames names each check for its row: its Name; "" when it is its
-// requirement's only check; else "#n", its place among them.
+// CheckNames names each check for its row: its Name; a monitor's
+// "monitor <its name>"; "" when it is its requirement's only check beside
+// any monitors; else "#n", its place among the requirement's checks that
+// are no monitor's (a monitor added to a spec renames no other check).
 func CheckNames(checks []Check) []string {
 	per := map[string]int{}
 	for _, c := range checks {
-		per[c.Requirement]++
+		if c.Monitor == "" {
+			per[c.Requirement]++
+		}
 	}
 	seen := map[string]int{}
 	out := make([]string, len(checks))
 	for i, c := range checks {
-		seen[c.Requirement]++
+		if c.Monitor == "" {
+			seen[c.Requirement]++
+		}
 		switch {
 		case c.Name != "":
 			out[i] = c.Name
+		case c.Monitor != "":
+			out[i] = "monitor " + c.Monitor
 		case per[c.Requirement] > 1:
 			out[i] = fmt.Sprintf("#%d", seen[c.Requirement])
 		}
@@ -178,4 +189,24 @@ func assert(c Check, tr *trace.Trace) (v Verdict, k Kind, msg string) {
 	}()
 	c.Assert(g, tr)
 	return Pass, "", ""
+}
+
+// Precondition runs f, which states preconditions (Require), and returns
+// "" when they held or the reason of the first that did not, instead of
+// ending the check: a check that judges several items (each gap between
+// attempts, each RPC) leaves out those whose preconditions fail and
+// judges the rest. Anything else that ends f (a Gomega failure, NoSign,
+// a panic) goes on ending the check.
+func Precondition(f func()) (reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			if fl, ok := r.(failure); ok && fl.verdict == Inconclusive {
+				reason = fl.msg
+				return
+			}
+			panic(r)
+		}
+	}()
+	f()
+	return ""
 }

@@ -297,3 +297,37 @@ func TestScope_BrokenRuns(t *testing.T) {
 		t.Errorf("errors: %+v, want errors", errs)
 	}
 }
+
+// TestPrecondition_ReturnsTheReasonAndLetsFailuresThrough: a precondition
+// that fails is returned, one that holds gives "", and a fail inside goes
+// on ending the check.
+func TestPrecondition_ReturnsTheReasonAndLetsFailuresThrough(t *testing.T) {
+	if got := Precondition(func() { Require(true, "never") }); got != "" {
+		t.Errorf("a precondition that held: %q, want none", got)
+	}
+	if got := Precondition(func() { Require(false, "stalled %d", 3) }); got != "stalled 3" {
+		t.Errorf("a precondition that failed: %q, want %q", got, "stalled 3")
+	}
+	rs := Evaluate(Subject{}, []Check{{Requirement: "A62-STICKY-TF", Assert: func(gomega.Gomega, *trace.Trace) {
+		Precondition(func() { NoSign("nothing happened") })
+	}}}, &trace.Trace{})
+	if len(rs) != 1 || rs[0].Verdict != Fail || rs[0].Kind != Absent {
+		t.Errorf("a fail inside Precondition: %+v, want a fail (absent)", rs)
+	}
+}
+
+// TestCheckNames_AMonitorRenamesNoOtherCheck: a monitor's check is named
+// "monitor <name>", and the requirement's other checks keep the names they
+// had without it ("" alone, "#n" among several).
+func TestCheckNames_AMonitorRenamesNoOtherCheck(t *testing.T) {
+	got := CheckNames([]Check{
+		{Requirement: "A62-STICKY-TF"},
+		{Requirement: "A62-TF-PICKS"}, {Requirement: "A62-TF-PICKS"},
+		{Requirement: "A62-STICKY-TF", Monitor: "sticky-tf"},
+		{Requirement: "A62-TF-PICKS", Monitor: "tf-picks"},
+	})
+	want := []string{"", "#1", "#2", "monitor sticky-tf", "monitor tf-picks"}
+	if !slices.Equal(got, want) {
+		t.Errorf("names %q, want %q", got, want)
+	}
+}

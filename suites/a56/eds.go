@@ -13,6 +13,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -133,6 +134,7 @@ func edsFailover() spec.Spec {
 				expectNone(g, between(freshSYNs(tr, "b3/ipv4"), 0, pending), "while p1's failover timer runs, choosing should stop at p1 and leave p2 uncreated")
 				g.Expect(spec.RPCResult(g, tr, "r2").T).To(gomega.BeNumerically(">=", pending), "r2 should wait on p1 while its failover timer runs")
 			}},
+			monitor.FailoverNotBeforeTimer.Check(),
 		},
 		Agreement: spec.XDSAgreement(s, labSlack),
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -72,6 +73,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 				g.Expect(scs).NotTo(gomega.BeEmpty())
 				g.Expect(scs[0].T).To(gomega.BeNumerically(">=", fire[0].T), "p1 is created only when choosing reaches it")
 			}},
+			monitor.FailoverNotBeforeTimer.Check(),
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),
 	}

@@ -1,7 +1,6 @@
 package a61
 
 import (
-	"net/netip"
 	"time"
 
 	"github.com/onsi/gomega"
@@ -9,16 +8,14 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
 const sectionAddr = "Address List Handling in pick_first"
 
-// isV6 reports whether a concrete address is IPv6.
-func isV6(addr string) bool {
-	ap, err := netip.ParseAddrPort(addr)
-	return err == nil && ap.Addr().Is6()
-}
+// isV6 reports whether a concrete address is IPv6 (spec.IsV6).
+func isV6(addr string) bool { return spec.IsV6(addr) }
 
 // addrInterleave: a custom resolver's two endpoints, the first all IPv4
 // (three addresses), the second all IPv6 (two). Every address refuses but
@@ -67,6 +64,7 @@ func addrInterleave() spec.Spec {
 				g.Expect(order(attempts(tr, 0))).To(gomega.Equal(addrs(tr, "b1/ipv4", "b1/ipv6", "b2/ipv4", "b2/ipv6", "b3/ipv4")),
 					"families alternate from the first address's, across endpoints, until IPv6 runs out")
 			}},
+			monitor.HEInterleave.Check(),
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
 	}
@@ -158,28 +156,8 @@ func addrShuffle() spec.Spec {
 	}
 }
 
-// interleave is RFC 8305 section 4's interleaving (First Address Family
-// Count one) of concrete addresses, starting with the first one's family.
-func interleave(flat []string) []string {
-	var a, b []string
-	for _, x := range flat {
-		if isV6(x) == isV6(flat[0]) {
-			a = append(a, x)
-		} else {
-			b = append(b, x)
-		}
-	}
-	var out []string
-	for len(a) > 0 || len(b) > 0 {
-		if len(a) > 0 {
-			out, a = append(out, a[0]), a[1:]
-		}
-		if len(b) > 0 {
-			out, b = append(out, b[0]), b[1:]
-		}
-	}
-	return out
-}
+// interleave is spec.Interleave.
+func interleave(flat []string) []string { return spec.Interleave(flat) }
 
 func indexOf(xs []string, x string) int {
 	for i, y := range xs {

@@ -11,6 +11,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -59,6 +60,7 @@ func heThreeDropped() spec.Spec {
 					g.Expect(starts).To(gomega.HaveLen(2), "timers:%s", spec.Render(starts))
 				}
 			}},
+			monitor.HEAttemptDelay.Check(),
 		},
 		Agreement: firstPassSYNs(time.Second),
 	}
@@ -206,6 +208,9 @@ func heAllRefused() spec.Spec {
 				spec.RequireSteadyMachine(tr, tfs[1].T, rr[1].T, "re-resolution after the round's failures")
 				g.Expect(rr[1].T - tfs[1].T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)))
 			}},
+			monitor.HENoTFDuringPass.Check(),
+			monitor.HEPassEndReResolve.Check(),
+			monitor.HEReResolvePerRound.Check(),
 		},
 		Agreement: firstPassSYNs(500 * time.Millisecond),
 	}

@@ -2,7 +2,6 @@ package a61
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/conformlab/conform/harness/compare"
@@ -49,19 +48,8 @@ func addrs(tr *trace.Trace, as ...scenario.Addr) []string {
 	return out
 }
 
-// updates are tr's resolver updates. A lab trace records each one twice,
-// as the harness pushed it and as the recorder saw the policy receive it,
-// a few microseconds apart: the second is left out.
-func updates(tr *trace.Trace) []trace.Event {
-	var out []trace.Event
-	for _, e := range spec.Of(tr, trace.KindResolverUpdate) {
-		if n := len(out); n > 0 && e.T-out[n-1].T < 5*time.Millisecond && slices.EqualFunc(e.Endpoints, out[n-1].Endpoints, slices.Equal) {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
-}
+// updates are tr's resolver updates (spec.ResolverUpdates).
+func updates(tr *trace.Trace) []trace.Event { return spec.ResolverUpdates(tr) }
 
 // nthUpdate is the time of tr's n-th resolver update (1-based).
 func nthUpdate(tr *trace.Trace, n int) time.Duration {

@@ -14,6 +14,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -179,6 +180,7 @@ func heRefusedIPv6() spec.Spec {
 				g.Expect(gap).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"after the IPv6 attempt failed, the IPv4 attempt should start at once, not after the 250 ms delay")
 			}},
+			monitor.HEFailureNextAddress.Check(),
 		},
 		Agreement: synAgreement,
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/monitor"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -72,9 +73,8 @@ func tfPicksFailFast() spec.Spec {
 				g.Expect(r.T).To(gomega.BeNumerically(">=", rdy.T), "r2 should be answered only once READY")
 				g.Expect(rdy.T).To(gomega.BeNumerically(">", clear.T))
 			}},
-			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
-			}},
+			monitor.TFPicks.Check(),
+			monitor.StickyTF.Check(),
 		},
 		// Up to the refusal's end the run is one failed pass and one failed
 		// reconnection per mode; after it, READY waits for the second
@@ -160,9 +160,7 @@ func stickyTFUntilReady() spec.Spec {
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
-			}},
+			monitor.StickyTF.Check(),
 			{Requirement: "A62-STICKY-TF-RECONNECTS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(trace.Select(tr.Events, trace.OfKind(trace.KindRPCStart))).To(gomega.BeEmpty())
 				inTF := mustFirst(g, tr, 0, "TRANSIENT_FAILURE channel state", spec.StateIs(tr, tf))
@@ -178,6 +176,7 @@ func stickyTFUntilReady() spec.Spec {
 					}
 				}
 			}},
+			monitor.StickyTFBackoff.Check(),
 			{Requirement: "A62-STICKY-TF-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.ExpectStateSequence(g, tr, []string{connecting, tf, ready})
 				clear := mustFirst(g, tr, 0, "fault-clear", trace.OfKind(trace.KindFaultClear))

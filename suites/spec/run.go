@@ -34,7 +34,7 @@ type Outcome struct {
 
 // Run runs s in mode m against impl (runner.Run) and judges the run.
 func Run(ctx context.Context, s Spec, m trace.Mode, impl runner.Impl) Outcome {
-	tr, err := runner.Run(ctx, s.Scenario, impl, m, runner.Options{Seed: s.SeedOrDefault()})
+	tr, err := runner.Run(ctx, s.Scenario, impl, m, runner.Options{Seed: s.SeedOrDefault(), Origin: trace.OriginSuite})
 	o := Judge(s, m, tr, err)
 	if tr == nil {
 		// A run that broke before its trace: the implementation's name

@@ -19,6 +19,39 @@ var hints = map[string][]string{
 	// The old policy (pick_first) keeps the RPCs after the switch on b1.
 	"l9/switch-service-config L9-SWITCH-ON-CONFIG": {"pin-backend["},
 	"l9/switch-cds-lb-policy L9-SWITCH-ON-CONFIG":  {"pin-backend["},
+	// The requirement monitors (suites/monitor), each on a breach of its
+	// invariant rather than on a trace that no longer exercises it:
+	// p1 (b2) starts 40 ms before p0's failover timer fires.
+	"a56/failover-timer-dropped-primary A56-CHOOSE-PENDING-TIMER monitor failover-not-before-timer": {"shift-attempt[2,-40ms]"},
+	// p2 (b3) starts 40 ms before p1's failover timer fires.
+	"a56/eds-priority-failover A56-CHOOSE-PENDING-TIMER monitor failover-not-before-timer": {"shift-attempt[8,-40ms]"},
+	// The second attempt 290 ms after the first.
+	"a61/he-three-dropped A61-HE-DELAY-DEFAULT monitor he-attempt-delay": {"shift-attempt[2,+40ms]"},
+	// After the refusal the client waits out the delay.
+	"a61/he-refused-ipv6 A61-HE-FAILURE-NEXT-ADDRESS monitor he-failure-next-address": {"shift-attempt[2,+150ms]"},
+	// IPv6 before IPv4, whose address comes first in the list.
+	"a61/addr-interleave A61-ADDR-INTERLEAVE monitor he-interleave": {"swap-attempts[1,2]"},
+	// TRANSIENT_FAILURE while the IPv4 attempt is still in flight.
+	"a61/he-all-refused A61-HE-NO-TF-DURING-PASS monitor he-no-tf-during-pass": {"hurry-state[2]"},
+	// The re-resolution request 40 ms after the pass ended.
+	"a61/he-all-refused A61-HE-PASS-END-RERESOLVE monitor he-pass-end-reresolve": {"shift-resolve-now[1,+40ms]"},
+	// The round of failures after the pass brings no re-resolution.
+	"a61/he-all-refused A61-HE-AFTER-PASS-RERESOLVE-COUNT monitor he-reresolve-per-round": {"drop-resolve-now[2]"},
+	// b1 reconnected at once, not after its backoff.
+	"a62/sticky-tf-until-ready A62-STICKY-TF-RECONNECTS monitor sticky-tf-backoff": {"repeat-attempt["},
+	// r1, without wait_for_ready, waits in TRANSIENT_FAILURE until its deadline.
+	"a62/tf-picks-fail-fast A62-TF-PICKS monitor tf-picks": {"set-code[r1,DEADLINE_EXCEEDED]"},
+	// The checks beside a monitor keep the mutations they had before it
+	// (which break the monitor too): TRANSIENT_FAILURE before any address
+	// failed; the IPv6 addresses out of their order; the first attempt
+	// late; the round's re-resolution missing; r1 served in
+	// TRANSIENT_FAILURE; p0 tried late.
+	"a61/he-all-refused A61-HE-PASS-ENDS-ALL-FAILED":            {"replace-state[1,TRANSIENT_FAILURE]"},
+	"a61/addr-interleave A61-ADDR-FLATTEN":                      {"shift-attempt[2,+40ms]"},
+	"a61/he-three-dropped A61-HE-FIRST-PASS":                    {"shift-attempt[1,+40ms]"},
+	"a61/he-all-refused A61-HE-AFTER-PASS-RERESOLVE-COUNT":      {"drop-resolve-now[2]"},
+	"a62/tf-picks-fail-fast A62-TF-PICKS #1":                    {"succeed-rpc[r1,b1]"},
+	"a56/failover-timer-dropped-primary A56-FAILOVER-TIMER-10S": {"shift-attempt[1,+40ms]"},
 	// p1, the same child under its new place, opens a new connection at the swap.
 	"a56/config-name-is-identity A56-CONFIG-NAME-IS-IDENTITY": {"add-attempt[198.19.0.2:50051,config-update#"},
 	// p0, named again and chosen, connects anew instead of being reactivated.
