@@ -20,6 +20,13 @@
 //   ("observes": "every-change").
 // - RPCs are unary calls with a byte-array marshaller (the lab backends'
 //   /conform.lab.Backend/Name takes and returns raw bytes).
+// - Before hello, when conform asks for it (CONFORM_JAVA_WARM_UP=1, set
+//   only for a driver it starts in the lab), one call over loopback (a grpc-netty server and channel of
+//   the driver's own, on 127.0.0.1 in the client's namespace, never a lab
+//   address) loads and initializes the JVM classes of a connection: without
+//   it, the channel's first connection attempt came some 240 ms after the
+//   first resolver update, all of it the JVM loading Netty and grpc-java's
+//   transport, which a scenario would read as the client's delay.
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.gson.Gson;
 import com.google.gson.GsonBuilder;
@@ -39,9 +46,14 @@ import io.grpc.MethodDescriptor;
 import io.grpc.NameResolver;
 import io.grpc.NameResolverProvider;
 import io.grpc.NameResolverRegistry;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.Status;
 import io.grpc.internal.GrpcUtil;
 import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.NettyServerBuilder;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -58,6 +70,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 public final class Driver {
@@ -584,6 +597,75 @@ public final class Driver {
     return new JsonObject();
   }
 
+  // ---- warm-up ------------------------------------------------------------------
+
+  static final long WARM_UP_MS = 10_000;
+  // conform sets it when it starts the driver in the lab's client namespace.
+  static final String WARM_UP_ENV = "CONFORM_JAVA_WARM_UP";
+
+  /**
+   * Makes one call to a server of the driver's own over loopback, so that
+   * the scenario's first connection does not wait for the JVM to load the
+   * transport. Best effort: a failure is logged on stderr, nothing more.
+   */
+  static void warmUp() {
+    long start = System.nanoTime();
+    MethodDescriptor<byte[], byte[]> desc = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .setType(MethodDescriptor.MethodType.UNARY)
+        .setFullMethodName("conform.driver.WarmUp/Call")
+        .setRequestMarshaller(RAW)
+        .setResponseMarshaller(RAW)
+        .build();
+    ServerCallHandler<byte[], byte[]> answer = (call, headers) -> {
+      call.request(1);
+      return new ServerCall.Listener<byte[]>() {
+        @Override
+        public void onHalfClose() {
+          call.sendHeaders(new Metadata());
+          call.sendMessage(new byte[0]);
+          call.close(Status.OK, new Metadata());
+        }
+      };
+    };
+    Server server = null;
+    ManagedChannel ch = null;
+    try {
+      server = NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))
+          .addService(ServerServiceDefinition.builder("conform.driver.WarmUp").addMethod(desc, answer).build())
+          .build()
+          .start();
+      ch = NettyChannelBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getPort()))
+          .usePlaintext()
+          .build();
+      CountDownLatch done = new CountDownLatch(1);
+      Status[] result = new Status[1];
+      ClientCall<byte[], byte[]> call = ch.newCall(desc, CallOptions.DEFAULT.withDeadlineAfter(WARM_UP_MS, TimeUnit.MILLISECONDS));
+      call.start(new ClientCall.Listener<byte[]>() {
+        @Override
+        public void onClose(Status status, Metadata trailers) {
+          result[0] = status;
+          done.countDown();
+        }
+      }, new Metadata());
+      call.sendMessage(new byte[0]);
+      call.halfClose();
+      call.request(1);
+      if (!done.await(WARM_UP_MS, TimeUnit.MILLISECONDS) || !result[0].isOk()) {
+        System.err.println("driver: warm-up call did not succeed: " + result[0]);
+      }
+    } catch (Exception e) {
+      System.err.println("driver: warm-up failed: " + e);
+    } finally {
+      if (ch != null) {
+        ch.shutdownNow();
+      }
+      if (server != null) {
+        server.shutdownNow();
+      }
+    }
+    System.err.println("driver: warm-up took " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms");
+  }
+
   // ---- command fields ---------------------------------------------------------
 
   static String str(JsonObject cmd, String name, String dflt) throws CommandError {
@@ -720,6 +802,9 @@ public final class Driver {
     // protocol stream.
     out = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false, StandardCharsets.UTF_8);
     System.setOut(System.err);
+    if ("1".equals(System.getenv(WARM_UP_ENV))) {
+      warmUp();
+    }
     Driver d = new Driver();
     NameResolverRegistry.getDefaultRegistry().register(new ConformResolverProvider(d));
     InputStream in = new java.io.BufferedInputStream(System.in);

@@ -81,10 +81,12 @@ func startJava(t *testing.T, lab *netlab.Lab, ev *events) *driver.Process {
 	if err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	p, err := driver.Start(lab, cmd, driver.ProcessOptions{Record: ev.record})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("start to hello (JVM, warm-up): %v", time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() {
 		p.Kill()
 		if t.Failed() {

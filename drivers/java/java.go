@@ -174,6 +174,11 @@ func Compile(ctx context.Context, s System, classes string) error {
 	return nil
 }
 
+// WarmUpEnv, set to 1 in the driver's environment, makes it call a server
+// of its own over loopback before hello (Driver.java says why): set only
+// where conform starts it, inside the lab's client namespace.
+const WarmUpEnv = "CONFORM_JAVA_WARM_UP=1"
+
 // Args are java's arguments that run the driver compiled into classes.
 func Args(s System, classes string) []string {
 	cp := strings.Join(append([]string{classes}, s.ClassPath...), string(os.PathListSeparator))

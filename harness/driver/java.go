@@ -38,7 +38,7 @@ func installJava(ctx context.Context, impl Release, env InstallEnv) (Command, er
 			return Command{}, fmt.Errorf("compiling the grpc-java driver against libgrpc-java %s: %w", sys.Version, err)
 		}
 	}
-	return Command{Path: sys.Java, Args: java.Args(sys, dir)}, nil
+	return Command{Path: sys.Java, Args: java.Args(sys, dir), Env: []string{java.WarmUpEnv}}, nil
 }
 
 // compileJava compiles Driver.java into dir: into a temporary directory
