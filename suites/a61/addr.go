@@ -52,7 +52,7 @@ func addrInterleave() spec.Spec {
 			{Requirement: "A61-ADDR-FLATTEN", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.RequireScenarioOrder(tr)
 				// Each family keeps the order of the concatenated endpoints.
-				var v4, v6 []string
+				v4, v6 := []string{}, []string{}
 				for _, a := range order(attempts(tr, 0)) {
 					if isV6(a) {
 						v6 = append(v6, a)
