@@ -63,7 +63,7 @@ func labCheck(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(a); err != nil {
+		if err := enc.Encode(labCheckJSON(a)); err != nil {
 			return err
 		}
 	} else {
@@ -165,4 +165,20 @@ func summarizeDemo(w io.Writer, tr *trace.Trace, first, second string) error {
 	fmt.Fprintf(w, "The IPv4 SYN followed the unanswered IPv6 SYN by %.1f ms\n", float64(s2.T-s1.T)/1e6)
 	fmt.Fprintf(w, "(A61, Happy Eyeballs in the pick_first LB Policy: Connection Attempt Delay, 250 ms by default).\n")
 	return nil
+}
+
+// labCheckItem is one check of `lab check --json`, in the key convention of
+// every JSON report (harness/report/report.schema.json, #/$defs/lab_check).
+type labCheckItem struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+}
+
+func labCheckJSON(a netlab.Availability) []labCheckItem {
+	out := make([]labCheckItem, 0, len(a))
+	for _, c := range a {
+		out = append(out, labCheckItem{Name: c.Name, OK: c.OK, Detail: c.Detail})
+	}
+	return out
 }

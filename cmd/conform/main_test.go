@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
@@ -44,12 +46,15 @@ func TestLabCheck_JSONMatchesExitStatus(t *testing.T) {
 	var out, errw bytes.Buffer
 	err := run(context.Background(), []string{"lab", "check", "--json"}, &out, &errw)
 	var checks []struct {
-		Name   string
-		OK     bool
-		Detail string
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
 	}
 	if jerr := json.Unmarshal(out.Bytes(), &checks); jerr != nil || len(checks) == 0 {
 		t.Fatalf("output is not a list of checks: %v\n%s", jerr, out.String())
+	}
+	if err := validateReport(t, "lab_check", out.Bytes()); err != nil {
+		t.Errorf("lab check --json does not validate against its schema: %v\n%s", err, out.String())
 	}
 	allOK := true
 	for _, c := range checks {
@@ -93,6 +98,9 @@ func TestRun_SimJSONAndExitStatus(t *testing.T) {
 	}
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Results) == 0 {
 		t.Fatalf("not a JSON report: %v\n%s\n%s", jerr, out.String(), errw.String())
+	}
+	if err := validateReport(t, "run", out.Bytes()); err != nil {
+		t.Errorf("run --json does not validate against its schema: %v", err)
 	}
 	allPass := true
 	for _, r := range rep.Results {
@@ -375,4 +383,33 @@ func TestRun_HTMLReport(t *testing.T) {
 	if err != nil || !strings.Contains(string(page), "conform run") || !strings.Contains(string(page), "A62-STICKY-TF") {
 		t.Errorf("the page (%v) lacks the title or the rows", err)
 	}
+}
+
+// validateReport validates doc against a definition of the JSON reports'
+// schema (harness/report/report.schema.json).
+func validateReport(t *testing.T, def string, doc []byte) error {
+	t.Helper()
+	f, err := os.Open("../../harness/report/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	schema, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := schema.(map[string]any)["$id"].(string)
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(id, schema); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile(id + "#/$defs/" + def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return err
+	}
+	return s.Validate(v)
 }

@@ -61,7 +61,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return badUsage("replay: want one field capture or trace; got %d arguments", fs.NArg())
 	}
-	impls, mode, err := f.resolve()
+	impls, mode, err := f.resolve(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -91,8 +91,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // resolve is the implementations to replay against, the reference first,
 // and the mode.
-func (f replayFlags) resolve() ([]runner.Impl, trace.Mode, error) {
-	_, mode, err := f.tryFlags.resolve()
+func (f replayFlags) resolve(ctx context.Context, stderr io.Writer) ([]runner.Impl, trace.Mode, error) {
+	_, mode, err := f.tryFlags.resolve(ctx, stderr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -101,6 +101,9 @@ func (f replayFlags) resolve() ([]runner.Impl, trace.Mode, error) {
 		rel, err := driver.ParseRelease(arg)
 		if err != nil {
 			return nil, "", usageError{err}
+		}
+		if err := checkPublished(ctx, []driver.Release{rel}, stderr); err != nil {
+			return nil, "", err
 		}
 		impls = append(impls, runner.Driver{Impl: rel})
 	}

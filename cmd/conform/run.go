@@ -42,9 +42,9 @@ Flags:
 
 // runFlags are the flags of run and record.
 type runFlags struct {
-	suite, labelFilter, mode, junit, traces, html string
-	asJSON                                        bool
-	parallel                                      int
+	suite, labelFilter, mode, junit, traces, html, pcap string
+	asJSON                                              bool
+	parallel                                            int
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {
@@ -56,6 +56,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
+	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the table")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each lab scenario builds a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
@@ -97,12 +98,41 @@ func (f *runFlags) validate(name string) error {
 			return badUsage("%s: --html: %v", name, err)
 		}
 	}
+	if err := validPCAPDir(name, f.pcap); err != nil {
+		return err
+	}
 	if f.traces != "" {
 		if fi, err := os.Stat(f.traces); err != nil || !fi.IsDir() {
 			return badUsage("%s: --traces %s: not a directory (want the golden traces directory, traces/ of a checkout)", name, f.traces)
 		}
 	}
 	return nil
+}
+
+// pcapUsage is the help of --pcap.
+const pcapUsage = "also write each lab run's packets (every frame of the client's interface) into `DIR`\nas <scenario>.<impl>.lab.pcapng, for Wireshark or conform replay"
+
+// validPCAPDir checks --pcap's directory before any work: created if
+// needed, and writable.
+func validPCAPDir(name, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badUsage("%s: --pcap %s: %v (want a directory conform can create or write)", name, dir, err)
+	}
+	if err := writable(filepath.Join(dir, "x.pcapng")); err != nil {
+		return badUsage("%s: --pcap: %v", name, err)
+	}
+	return nil
+}
+
+// withPCAP is ctx for the runs, writing their packets into dir if set.
+func withPCAP(ctx context.Context, dir string) context.Context {
+	if dir == "" {
+		return ctx
+	}
+	return runner.WithPCAP(ctx, dir)
 }
 
 // writable checks that a report can be written to path: its directory
@@ -206,7 +236,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	start := time.Now()
-	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progressWithGolden(stderr, dir))
+	outcomes := runJobs(withPCAP(ctx, f.pcap), jobs, runner.Reference, f.parallel, dir, stderr)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -235,21 +265,29 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// progress prints one line per finished scenario.
-func progress(w io.Writer) spec.Done {
-	return func(o *spec.Outcome, took time.Duration, n, total int) {
-		report.Progress(w, reportRun(*o, ""), took, n, total)
+// runJobs runs jobs against impl with progress on stderr: a line per
+// finished scenario, and on a terminal a status line of what runs now.
+// With tracesDir, each outcome gets its golden-trace verdict before its
+// line is printed, so that the line shows the final verdicts.
+func runJobs(ctx context.Context, jobs []spec.Job, impl runner.Impl, parallel int, tracesDir string, stderr io.Writer) []spec.Outcome {
+	live := newLive(stderr)
+	live.Run()
+	defer live.Close()
+	started := func(j spec.Job) { live.Started(string(j.Spec.Doc), j.Spec.Name(), string(j.Mode)) }
+	done := func(o *spec.Outcome, took time.Duration, n, total int) {
+		if tracesDir != "" {
+			o.CheckGoldenOutcome(tracesDir)
+		}
+		live.Finished(reportRun(*o, ""), took, n, total)
 	}
+	return spec.RunJobsWatched(ctx, jobs, impl, parallel, started, done)
 }
 
-// progressWithGolden is progress for the reference's runs: each outcome
-// gets its golden-trace verdict first, so that the line shows the final
-// verdicts.
-func progressWithGolden(w io.Writer, tracesDir string) spec.Done {
-	return func(o *spec.Outcome, took time.Duration, n, total int) {
-		o.CheckGoldenOutcome(tracesDir)
-		report.Progress(w, reportRun(*o, ""), took, n, total)
-	}
+// newLive is progress on w: a status line on a terminal (not for
+// TERM=dumb), verdicts in colour unless NO_COLOR is set (https://no-color.org).
+func newLive(w io.Writer) *report.Live {
+	tty, width := terminal(w)
+	return report.NewLive(w, report.DisplayFor(tty, os.Getenv("TERM"), os.Getenv("NO_COLOR") != "", width))
 }
 
 // reportRuns is outcomes as the reports take them; see reportRun.
@@ -320,7 +358,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	outcomes := spec.RunJobs(ctx, jobs, runner.Reference, f.parallel, progress(stderr))
+	outcomes := runJobs(withPCAP(ctx, f.pcap), jobs, runner.Reference, f.parallel, "", stderr)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}

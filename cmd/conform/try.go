@@ -38,8 +38,8 @@ Flags:
 `
 
 type tryFlags struct {
-	impl, mode, out string
-	seed            uint64
+	impl, mode, out, pcap string
+	seed                  uint64
 }
 
 func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -49,6 +49,7 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio, grpc-java")
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
+	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
 	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the run's randomness (recorded in the trace)")
 	fs.Usage = func() { fmt.Fprint(stderr, tryUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -58,10 +59,14 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return badUsage("try: name at least one scenario file")
 	}
-	impl, mode, err := f.resolve()
+	impl, mode, err := f.resolve(ctx, stderr)
 	if err != nil {
 		return err
 	}
+	if err := validPCAPDir("try", f.pcap); err != nil {
+		return err
+	}
+	ctx = withPCAP(ctx, f.pcap)
 	var scenarios []*scenario.Scenario
 	for _, path := range fs.Args() {
 		s, err := scenario.DecodeFile(path)
@@ -86,8 +91,9 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// resolve checks the flags: the implementation and the mode it can run in.
-func (f tryFlags) resolve() (runner.Impl, trace.Mode, error) {
+// resolve checks the flags: the implementation (its version published) and
+// the mode it can run in.
+func (f tryFlags) resolve(ctx context.Context, stderr io.Writer) (runner.Impl, trace.Mode, error) {
 	mode := trace.Mode(f.mode)
 	if mode != trace.ModeSim && mode != trace.ModeLab {
 		return nil, "", badUsage("try: --mode %q: want lab or sim", f.mode)
@@ -97,6 +103,9 @@ func (f tryFlags) resolve() (runner.Impl, trace.Mode, error) {
 		rel, err := driver.ParseRelease(f.impl)
 		if err != nil {
 			return nil, "", usageError{err}
+		}
+		if err := checkPublished(ctx, []driver.Release{rel}, stderr); err != nil {
+			return nil, "", err
 		}
 		impl = runner.Driver{Impl: rel}
 	}

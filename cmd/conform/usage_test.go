@@ -2,6 +2,10 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,31 +21,45 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// Versions are checked where the drivers come from, here a module
+	// proxy and an npm registry of conform's own, so that no test depends
+	// on the network: each has grpc-go v1.85.0 or grpc-js 1.14.7 only.
+	cache := t.TempDir()
+	published := []string{"CONFORM_CACHE=" + cache, "GOPROXY=" + fakeModuleProxy(t), "GOMODCACHE=" + t.TempDir(),
+		"GOSUMDB=off", "npm_config_registry=" + fakeNPMRegistry(t), "npm_config_cache=" + t.TempDir()}
 	for _, c := range []struct {
 		args []string
 		says string
+		env  []string
 	}{
-		{[]string{"frob"}, `unknown command "frob"`},
-		{[]string{"lab", "frob"}, `unknown subcommand "frob"`},
-		{[]string{"run", "-p", "0"}, "-p 0: want at least 1"},
-		{[]string{"run", "-p", "-2"}, "-p -2: want at least 1"},
-		{[]string{"record", "-p", "0"}, "record: -p 0"},
-		{[]string{"run", "--suite", "a99"}, `no suite "a99"`},
-		{[]string{"run", "--mode", "moon"}, `"moon" is not sim, lab or both`},
-		{[]string{"run", "--label-filter", "(("}, `--label-filter "(("`},
-		{[]string{"run", "--junit", "/nonexistent/dir/x.xml"}, "--junit: /nonexistent/dir/x.xml cannot be written"},
-		{[]string{"run", "--traces", "/nonexistent"}, "--traces /nonexistent: not a directory"},
-		{[]string{"run", "extra"}, `unexpected argument "extra"`},
-		{[]string{"verify"}, "say which implementation"},
-		{[]string{"verify", "--impl", "grpc-go@v9"}, `"v9" is not a grpc-go module version`},
-		{[]string{"verify", "--impl", "grpc-zig@1"}, "unknown implementation"},
-		{[]string{"verify", "--impl", "grpc-js@1.14.7", "--fail-on", "sometimes"}, `--fail-on "sometimes"`},
-		{[]string{"verify", "--impl", "grpcio", "--html", "/proc/nope"}, "--html /proc/nope"},
-		{[]string{"try"}, "name at least one scenario file"},
-		{[]string{"try", "--mode", "moon", "x.yaml"}, `--mode "moon"`},
-		{[]string{"diff", "only-one.jsonl"}, "want two traces"},
+		{[]string{"frob"}, `unknown command "frob"`, nil},
+		{[]string{"lab", "frob"}, `unknown subcommand "frob"`, nil},
+		{[]string{"run", "-p", "0"}, "-p 0: want at least 1", nil},
+		{[]string{"run", "-p", "-2"}, "-p -2: want at least 1", nil},
+		{[]string{"record", "-p", "0"}, "record: -p 0", nil},
+		{[]string{"run", "--suite", "a99"}, `no suite "a99"`, nil},
+		{[]string{"run", "--mode", "moon"}, `"moon" is not sim, lab or both`, nil},
+		{[]string{"run", "--label-filter", "(("}, `--label-filter "(("`, nil},
+		{[]string{"run", "--junit", "/nonexistent/dir/x.xml"}, "--junit: /nonexistent/dir/x.xml cannot be written", nil},
+		{[]string{"run", "--traces", "/nonexistent"}, "--traces /nonexistent: not a directory", nil},
+		{[]string{"run", "extra"}, `unexpected argument "extra"`, nil},
+		{[]string{"verify"}, "say which implementation", nil},
+		{[]string{"verify", "--impl", "grpc-go@v9"}, `"v9" is not a grpc-go module version`, nil},
+		{[]string{"verify", "--impl", "grpc-zig@1"}, "unknown implementation", nil},
+		{[]string{"verify", "--impl", "grpc-js@1.14.7", "--fail-on", "sometimes"}, `--fail-on "sometimes"`, nil},
+		{[]string{"verify", "--impl", "grpcio", "--html", "/proc/nope"}, "--html /proc/nope", nil},
+		{[]string{"try"}, "name at least one scenario file", nil},
+		{[]string{"try", "--mode", "moon", "x.yaml"}, `--mode "moon"`, nil},
+		{[]string{"diff", "only-one.jsonl"}, "want two traces", nil},
+		{[]string{"run", "--pcap", "/proc/nope"}, "--pcap /proc/nope", nil},
+		{[]string{"verify", "--impl", "grpcio", "--pcap", "/proc/nope"}, "--pcap /proc/nope", nil},
+		{[]string{"try", "--mode", "sim", "--pcap", "/proc/nope", "x.yaml"}, "--pcap /proc/nope", nil},
+		{[]string{"verify", "--impl", "grpc-go@v9.9.9"}, `impl "grpc-go@v9.9.9": the Go module proxy`, published},
+		{[]string{"verify", "--impl", "grpc-js@9.9.9"}, `impl "grpc-js@9.9.9": the npm registry`, published},
+		{[]string{"try", "--impl", "grpc-js@1.2.3", "x.yaml"}, "has no version 1.2.3", published},
 	} {
 		cmd := exec.Command(bin, c.args...)
+		cmd.Env = append(os.Environ(), c.env...)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -50,6 +68,19 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(last, c.says) || strings.Contains(stderr.String(), "interrupted") {
 			t.Errorf("conform %s: %v, last line %q; want exit status 2 saying %q", strings.Join(c.args, " "), err, last, c.says)
 		}
+		if n := strings.Count(stderr.String(), "\n"); n != 1 && c.env != nil {
+			t.Errorf("conform %s: %d lines on stderr, want the one error:\n%s", strings.Join(c.args, " "), n, stderr.String())
+		}
+	}
+	// Published versions pass the check (the run stops later, at the
+	// label filter no spec matches).
+	cmd := exec.Command(bin, "verify", "--impl", "grpc-go@v1.85.0", "--impl", "grpc-js@1.14.7", "--impl", "grpc-js@latest", "--label-filter", "NO-SUCH-LABEL")
+	cmd.Env = append(os.Environ(), published...)
+	if out, _ := cmd.CombinedOutput(); strings.Contains(string(out), "grpc-") {
+		t.Errorf("published versions were refused or not checked:\n%s", out)
+	}
+	if left, _ := os.ReadDir(cache); len(left) != 0 {
+		t.Errorf("a version that does not exist left %v in the cache", left)
 	}
 	if _, err := os.Stat("/nonexistent/dir"); err == nil {
 		t.Error("a usage error created the --junit directory")
@@ -59,4 +90,39 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]
+}
+
+// fakeModuleProxy is a Go module proxy (GOPROXY=file://…) that has
+// google.golang.org/grpc v1.85.0 only.
+func fakeModuleProxy(t *testing.T) string {
+	dir := t.TempDir()
+	v := filepath.Join(dir, "google.golang.org", "grpc", "@v")
+	if err := os.MkdirAll(v, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"list":         "v1.85.0\n",
+		"v1.85.0.info": `{"Version":"v1.85.0","Time":"2026-10-27T09:27:04Z"}`,
+		"v1.85.0.mod":  "module google.golang.org/grpc\n",
+	} {
+		if err := os.WriteFile(filepath.Join(v, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return "file://" + dir
+}
+
+// fakeNPMRegistry is an npm registry that has @grpc/grpc-js 1.14.7 only.
+func fakeNPMRegistry(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p, _ := url.PathUnescape(r.URL.EscapedPath()); p != "/@grpc/grpc-js" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"name":"@grpc/grpc-js","dist-tags":{"latest":"1.14.7"},`+
+			`"versions":{"1.14.7":{"name":"@grpc/grpc-js","version":"1.14.7"}}}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/"
 }

@@ -67,6 +67,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
+	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
 	fs.BoolVar(&f.asJSON, "json", false, "print the results as JSON instead of the matrix")
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each in a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
@@ -114,6 +115,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		impls = append(impls, impl)
 	}
+	if err := checkPublished(ctx, impls, stderr); err != nil {
+		return err
+	}
 	if err := netlab.Available().Err(); err != nil {
 		return fmt.Errorf("verify runs implementations in the lab: %w (run `conform lab check`)", err)
 	}
@@ -131,7 +135,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var runs []*implRun
 	for _, impl := range impls {
-		r := verifyImpl(ctx, impl, jobs, f.parallel, dir, stderr)
+		r := verifyImpl(withPCAP(ctx, f.pcap), impl, jobs, f.parallel, dir, stderr)
 		r.outcomes = append(r.outcomes, simOnly...)
 		runs = append(runs, r)
 		if ctx.Err() != nil {
@@ -143,6 +147,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		goldens = dir // the HTML timelines show each run's golden trace
 	}
 	m := matrixOf(runs, goldens)
+	m.Parallel = f.parallel
 	if f.junit != "" {
 		var all []report.Run
 		for _, im := range m.Impls {
@@ -191,7 +196,7 @@ func verifyImpl(ctx context.Context, impl driver.Release, jobs []spec.Job, paral
 		return r
 	}
 	fmt.Fprintf(stderr, "conform: %s: %d scenarios\n", impl, len(jobs))
-	r.outcomes = spec.RunJobs(ctx, jobs, runner.Driver{Impl: impl, Cache: cache}, parallel, progress(stderr))
+	r.outcomes = runJobs(ctx, jobs, runner.Driver{Impl: impl, Cache: cache}, parallel, "", stderr)
 	for _, o := range r.outcomes {
 		if o.Trace != nil && o.Spec.Agreement != nil {
 			r.golden[o.Spec.Name()] = compareGolden(tracesDir, o)
@@ -257,4 +262,21 @@ func (f *runFlags) simOnly() ([]spec.Outcome, error) {
 		}
 	}
 	return out, nil
+}
+
+// checkPublished checks, before any work, that every release's version
+// exists where its driver is fetched from: a version that does not is a
+// usage error; a check that cannot be made (no network) is said and the
+// run goes on (an installed driver needs no network).
+func checkPublished(ctx context.Context, impls []driver.Release, stderr io.Writer) error {
+	for _, impl := range impls {
+		err := driver.Published(ctx, impl)
+		switch {
+		case driver.IsNotPublished(err):
+			return usageError{err}
+		case err != nil && ctx.Err() == nil:
+			fmt.Fprintf(stderr, "conform: %v; going on\n", err)
+		}
+	}
+	return ctx.Err()
 }

@@ -155,9 +155,10 @@ func hasXDS(version string) bool { return semver.Compare(version, xdsSince) >= 0
 // buildInto writes the embedded driver source to a temporary directory
 // under cache, lets prepare adjust it (it returns the package directory to
 // build and extra build flags), tidies that module, builds it and moves the
-// binary to bin atomically. The temporary directory is always removed.
+// binary to bin atomically. The temporary directory is always removed, and
+// bin's directory is made only for a binary that was built.
 func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) (pkgDir string, flags []string, err error)) error {
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
 	tmp, err := os.MkdirTemp(cache, "build-*")
@@ -178,6 +179,11 @@ func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) 
 	out := filepath.Join(tmp, "driver.bin")
 	args := append([]string{"build", "-o", out}, flags...)
 	if err := goCmd(ctx, pkgDir, append(args, ".")...); err != nil {
+		return err
+	}
+	// The binary's directory is made only now, so that a failed build
+	// (a version the proxy lacks) leaves no empty directory in the cache.
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return err
 	}
 	return os.Rename(out, bin)

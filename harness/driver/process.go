@@ -69,6 +69,12 @@ const (
 	// a client without it gives every request a random hash, so a scenario
 	// whose ring_hash config names one is not-applicable.
 	CanRequestHashHeader = "request_hash_header"
+	// CanStallWatch says the driver runs a stall watch in its own process
+	// and reports each stall as a stall event (PROTOCOL.md): a timer check
+	// on it is then judged as on a client in conform's process, to
+	// suites/spec's LabTimer, and is inconclusive where the driver's
+	// process stood still. Absent means false: judged to LabTimerDriver.
+	CanStallWatch = "stall_watch"
 )
 
 // ProcessOptions configure a driver process.
@@ -422,6 +428,8 @@ type line struct {
 	Backend string          `json:"backend"`
 	Line    string          `json:"line"`
 	Event   json.RawMessage `json:"event"`
+	LateUS  *int64          `json:"late_us"`
+	AgoUS   int64           `json:"ago_us"`
 }
 
 var channelStates = map[string]bool{"IDLE": true, "CONNECTING": true, "READY": true, "TRANSIENT_FAILURE": true, "SHUTDOWN": true}
@@ -456,6 +464,11 @@ func (p *Process) handle(b []byte, t time.Duration) error {
 		ev.Kind, ev.RPC, ev.Code, ev.Backend, ev.Err = trace.KindRPCResult, l.RPC, l.Code, l.Backend, l.Err
 	case l.Ev == "log":
 		ev.Kind, ev.Detail = trace.KindLog, l.Line
+	case l.Ev == "stall" && l.LateUS != nil && *l.LateUS > 0 && l.AgoUS >= 0:
+		// The driver's watch woke late_us after it should have, ago_us
+		// before the line: the stall is the interval that ended then.
+		late, ago := time.Duration(*l.LateUS)*time.Microsecond, time.Duration(l.AgoUS)*time.Microsecond
+		ev.Kind, ev.T, ev.Duration = trace.KindStall, t-ago-late, late
 	case l.Ev == "policy":
 		pe, err := policyEvent(l.Event)
 		if err != nil {

@@ -3,6 +3,7 @@ package driver
 import (
 	"io"
 	"os"
+	"reflect"
 	"testing"
 	"time"
 
@@ -32,5 +33,33 @@ func TestCommand_ReplyQueuedBeforeEOF_IsTheAnswer(t *testing.T) {
 		}
 		w.Close()
 		r.Close()
+	}
+}
+
+// TestHandle_StallIsTheIntervalEndingAtItsLine verifies that a driver's
+// stall line (PROTOCOL.md, "Stalls") becomes a stall event that ends when
+// the line is read (or ago_us before) and lasts late_us, and that a stall line without a
+// positive late_us is refused as not the protocol.
+func TestHandle_StallIsTheIntervalEndingAtItsLine(t *testing.T) {
+	var got []trace.Event
+	p := newProcess(ProcessOptions{Now: func() time.Duration { return 0 }, Record: func(e trace.Event) { got = append(got, e) }})
+	if err := p.handle([]byte(`{"ev":"stall","late_us":12500}`), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := trace.Event{T: 2*time.Second - 12500*time.Microsecond, Source: trace.SourceDriver, Kind: trace.KindStall, Duration: 12500 * time.Microsecond}
+	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("recorded %+v, want [%+v]", got, want)
+	}
+	got = nil // ago_us: the stall ended that long before the line
+	if err := p.handle([]byte(`{"ev":"stall","late_us":12500,"ago_us":3000}`), 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if want.T -= 3 * time.Millisecond; len(got) != 1 || !reflect.DeepEqual(got[0], want) {
+		t.Fatalf("with ago_us: recorded %+v, want [%+v]", got, want)
+	}
+	for _, bad := range []string{`{"ev":"stall"}`, `{"ev":"stall","late_us":0}`, `{"ev":"stall","late_us":-3}`, `{"ev":"stall","late_us":5000,"ago_us":-1}`} {
+		if err := p.handle([]byte(bad), time.Second); err == nil {
+			t.Errorf("%s: accepted, want an error", bad)
+		}
 	}
 }

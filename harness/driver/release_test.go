@@ -1,6 +1,9 @@
 package driver
 
 import (
+	"context"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -26,5 +29,33 @@ func TestParseRelease_SpecsAndErrors(t *testing.T) {
 		if _, err := ParseRelease(spec); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("ParseRelease(%q) error = %v, want %q", spec, err, reason)
 		}
+	}
+}
+
+// TestInstallGo_UnpublishedVersionLeavesNothing verifies that building the
+// Go driver for a grpc-go version the module proxy lacks fails saying so,
+// and leaves nothing in the cache: no empty directory for the version.
+func TestInstallGo_UnpublishedVersionLeavesNothing(t *testing.T) {
+	t.Setenv("GOPROXY", "file://"+t.TempDir()) // a proxy with no module at all
+	t.Setenv("GOMODCACHE", t.TempDir())
+	t.Setenv("GOSUMDB", "off")
+	cache := t.TempDir()
+	impl := Release{GRPCGo, "v9.9.9"}
+	_, err := Install(context.Background(), impl, InstallEnv{Cache: cache})
+	if err == nil || !strings.Contains(err.Error(), "not available from the module proxy") {
+		t.Errorf("Install(%s) = %v, want the proxy's refusal", impl, err)
+	}
+	if err := Published(context.Background(), impl); !IsNotPublished(err) {
+		t.Errorf("Published(%s) = %v, want a NotPublishedError", impl, err)
+	}
+	var left []string
+	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
+		if p != cache {
+			left = append(left, p)
+		}
+		return err
+	})
+	if len(left) > 0 {
+		t.Errorf("a failed build left %v in the cache", left)
 	}
 }

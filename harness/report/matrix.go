@@ -13,7 +13,8 @@ import (
 // Matrix is what `conform verify` found: requirement × implementation →
 // verdict, with the evidence.
 type Matrix struct {
-	Impls []Impl // the columns, in order
+	Impls    []Impl // the columns, in order
+	Parallel int    // how many runs ran at once
 }
 
 // Impl is everything verify found for one implementation.
@@ -86,7 +87,7 @@ func (m Matrix) Text(w io.Writer) {
 				n[v]++
 			}
 		}
-		fmt.Fprintf(w, "%-20s %s (%.1fs)\n", im.Name, counts(n), im.Wall.Seconds())
+		fmt.Fprintf(w, "%-20s %s (%.1fs%s)\n", im.Name, counts(n), im.Wall.Seconds(), Overhead(im.Runs, im.Wall, m.Parallel))
 	}
 	m.printNotApplicable(w)
 	m.printEvidence(w)
@@ -121,9 +122,13 @@ func (m Matrix) printNotApplicable(w io.Writer) {
 
 func (m Matrix) printEvidence(w io.Writer) {
 	for _, im := range m.Impls {
+		shared := m.printSharedErrors(w, im)
 		for _, r := range im.Runs {
 			var bad []verdict.Result
 			for _, res := range r.Results {
+				if res.Verdict == verdict.Error && shared[res.Evidence] {
+					continue
+				}
 				if res.Verdict == verdict.Fail || res.Verdict == verdict.Inconclusive || res.Verdict == verdict.Error {
 					bad = append(bad, res)
 				}
@@ -136,6 +141,37 @@ func (m Matrix) printEvidence(w io.Writer) {
 			}
 		}
 	}
+}
+
+// printSharedErrors prints once each error of im that more than one run
+// gave with the same evidence (a driver that could not be installed or
+// started: one cause, not one paragraph per requirement), and returns
+// those evidences.
+func (m Matrix) printSharedErrors(w io.Writer, im Impl) map[string]bool {
+	runs := map[string]map[string]bool{} // evidence → specs
+	n := map[string]int{}
+	var order []string
+	for _, r := range im.Runs {
+		for _, res := range r.Results {
+			if res.Verdict != verdict.Error {
+				continue
+			}
+			if runs[res.Evidence] == nil {
+				runs[res.Evidence] = map[string]bool{}
+				order = append(order, res.Evidence)
+			}
+			runs[res.Evidence][r.Spec+" "+string(r.Mode)] = true
+			n[res.Evidence]++
+		}
+	}
+	shared := map[string]bool{}
+	for _, ev := range order {
+		if len(runs[ev]) > 1 {
+			shared[ev] = true
+			fmt.Fprintf(w, "\n── %s · error in %d runs (%d results), one cause:\n%s\n", im.Name, len(runs[ev]), n[ev], indent(ev))
+		}
+	}
+	return shared
 }
 
 // matrixJSON is the document of `conform verify --json`.

@@ -208,3 +208,57 @@ func TestMatrix_HTML(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestOverhead_AgainstTheLeastTheScenariosAllow checks the least time the
+// lab runs allow: their total over the parallelism, never less than the
+// longest one, counting only as many at once as there are runs.
+func TestOverhead_AgainstTheLeastTheScenariosAllow(t *testing.T) {
+	lab := func(d time.Duration) report.Run {
+		return report.Run{Subject: verdict.Subject{Spec: "s", Doc: "A61", Mode: trace.ModeLab},
+			Trace: &trace.Trace{Events: []trace.Event{{T: 0}, {T: d}}}}
+	}
+	sim := report.Run{Subject: verdict.Subject{Spec: "s", Doc: "A61", Mode: trace.ModeSim},
+		Trace: &trace.Trace{Events: []trace.Event{{T: 0}, {T: time.Hour}}}}
+	for _, c := range []struct {
+		runs     []report.Run
+		wall     time.Duration
+		parallel int
+		want     string
+	}{
+		{[]report.Run{lab(10 * time.Second)}, 11 * time.Second, 2, "own time 10.0s at 1 in parallel: at best 10.0s; overhead 10%"},
+		{[]report.Run{lab(8 * time.Second), lab(2 * time.Second), lab(2 * time.Second)}, 10 * time.Second, 2, "own time 12.0s at 2 in parallel: at best 8.0s; overhead 25%"},
+		{[]report.Run{lab(4 * time.Second), lab(4 * time.Second), sim}, 5 * time.Second, 2, "own time 8.0s at 2 in parallel: at best 4.0s; overhead 25%"},
+		{[]report.Run{sim}, time.Second, 2, ""},
+	} {
+		got := report.Overhead(c.runs, c.wall, c.parallel)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("Overhead(%d runs, %v, -p %d) = %q, want %q", len(c.runs), c.wall, c.parallel, got, c.want)
+		}
+	}
+}
+
+// TestMatrix_OneCauseIsSaidOnce checks that an error every run of an
+// implementation gave with the same evidence (its driver could not be
+// installed) is printed once, with how many runs it covers, while an
+// error of one run keeps its place.
+func TestMatrix_OneCauseIsSaidOnce(t *testing.T) {
+	const cause = "installing the driver: grpc-go v9.9.9 is not available from the module proxy"
+	broken := func(spec, ev string, ids ...string) report.Run {
+		s := verdict.Subject{Spec: spec, Doc: "A61", Mode: trace.ModeLab}
+		return report.Run{Subject: s, Results: verdict.Broken(s, ids, verdict.Error, ev)}
+	}
+	m := report.Matrix{Impls: []report.Impl{{Name: "grpc-go@v9.9.9", Runs: []report.Run{
+		broken("he-dropped-ipv6", cause, "A61-HE-DELAY-DEFAULT", "A61-HE-FIRST-PASS"),
+		broken("he-refused-ipv6", cause, "A61-HE-FAILURE-NEXT-ADDRESS"),
+		broken("he-turn-idle", "driver: bad line 3", "A61-HE-TURN-IDLE"),
+	}}}}
+	var b bytes.Buffer
+	m.Text(&b)
+	out := b.String()
+	if n := strings.Count(out, cause); n != 1 {
+		t.Errorf("the shared cause is printed %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, "error in 2 runs (3 results), one cause") || !strings.Contains(out, "driver: bad line 3") {
+		t.Errorf("want the shared cause counted and the single error kept:\n%s", out)
+	}
+}

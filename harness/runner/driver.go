@@ -204,6 +204,9 @@ func (c *driverClient) describe(hd *trace.Header) {
 	sort.Strings(can)
 	sort.Strings(cannot)
 	hd.Env[trace.EnvDriverCan], hd.Env[trace.EnvDriverCannot] = strings.Join(can, ","), strings.Join(cannot, ",")
+	if h.Can[driver.CanStallWatch] { // its own process watched: see trace.EnvStallWatch
+		hd.Env[trace.EnvStallWatch] = trace.StallWatchClient
+	}
 }
 
 // substitute lets a step that waits on the root policy's state wait on the

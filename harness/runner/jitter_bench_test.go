@@ -27,13 +27,14 @@ import (
 //	cd harness/runner
 //	go test -run '^$' -bench 'Lab_Conn' -benchtime 1x -timeout 1h . -jitter.samples=150 -v
 //	go test -run '^$' -bench 'Lab_Conn/.*/load=loaded' -benchtime 1x -timeout 1h . -jitter.samples=120 -jitter.busy=3 -v
-//	go test -run '^$' -bench 'Lab_Conn/impl=grpc-js' -benchtime 1x -timeout 1h . -jitter.drivers -jitter.samples=40 -v
+//	go test -run '^$' -bench 'Lab_Conn/impl=grpc-(js|go)@' -benchtime 1x -timeout 1h . -jitter.drivers -jitter.samples=100 -v
 //	go test -run '^$' -bench 'Lab_Failover/impl=reference' -benchtime 1x -timeout 1h . -jitter.failover-samples=10 -v
 //
 // (the defaults take a few minutes). Each benchmark runs its scenario once
 // per sample, for the reference (in this process), grpc-go's own policies
-// linked into this process, and with -jitter.drivers the grpc-js driver (a
-// third party's timer, in a process of its own), on the machine as it is
+// linked into this process, and with -jitter.drivers the grpc-js driver and
+// grpc-go v1.85.0's (a third party's timer, in a process of its own, with
+// the stall events its driver reports), on the machine as it is
 // ("idle") and with -jitter.busy ordinary processes kept busy beside it
 // ("loaded": `sh -c 'while :; do :; done'`, started before the samples and
 // killed after them). Scheduling is the machine's own, ordinary: the lab
@@ -155,7 +156,7 @@ func BenchmarkLab_FailoverTimerJitter(b *testing.B) {
 var (
 	failoverSamples  = flag.Int("jitter.failover-samples", 5, "lab runs per sample set of BenchmarkLab_FailoverTimerJitter")
 	failoverParallel = flag.Int("jitter.failover-parallel", 5, "labs BenchmarkLab_FailoverTimerJitter runs at once")
-	jitterDrivers    = flag.Bool("jitter.drivers", false, "also measure the grpc-js driver, when it is installed")
+	jitterDrivers    = flag.Bool("jitter.drivers", false, "also measure the grpc-js driver and grpc-go v1.85.0's, when installed")
 )
 
 // jitters are one sample set's deviations, split by what the stall watch
@@ -221,7 +222,8 @@ func (js *jitters) report(b *testing.B) {
 func forEachJitterImpl(b *testing.B, f func(*testing.B, Impl)) {
 	impls := []Impl{Reference, LinkedGRPCGo}
 	if *jitterDrivers {
-		impls = append(impls, Driver{Impl: driver.Release{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}})
+		impls = append(impls, Driver{Impl: driver.Release{Name: driver.GRPCJS, Version: driver.DefaultGRPCJS}},
+			Driver{Impl: driver.Release{Name: driver.GRPCGo, Version: "v1.85.0"}})
 	}
 	for _, impl := range impls {
 		for _, load := range []string{"idle", "loaded"} {

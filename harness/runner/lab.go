@@ -61,6 +61,9 @@ type labRun struct {
 	xdsSteps int
 	// The lab DNS, when the client resolves names (startDNS).
 	dns *dns.Server
+	// With WithPCAP: the client's frames, and why they may be incomplete.
+	frames    *frameCapture
+	framesErr error
 }
 
 // runLab runs s against impl in a lab of its own, on wall time: real
@@ -78,7 +81,17 @@ func runLab(ctx context.Context, s *scenario.Scenario, impl Impl, opts Options) 
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	defer lr.lab.Close()
+	dir := pcapDir(ctx)
+	if dir != "" {
+		if lr.frames, err = startFrames(lr.lab, s); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		defer lr.frames.abort()
+	}
 	tr, err := lr.run(ctx, opts.Seed)
+	if dir != "" && tr != nil && ctx.Err() == nil { // no file for a run that is not applicable
+		err = errors.Join(err, lr.framesErr, lr.frames.write(dir, s, impl.String()))
+	}
 	if err != nil {
 		return tr, fmt.Errorf("%s (lab, %s): %w", s.Name, impl, err)
 	}
@@ -115,6 +128,9 @@ func (lr *labRun) run(ctx context.Context, seed uint64) (*trace.Trace, error) {
 // trace closes the lab, which settles the capture, and returns the run's
 // trace.
 func (lr *labRun) trace(seed uint64) *trace.Trace {
+	if lr.frames != nil && lr.framesErr == nil {
+		lr.framesErr = lr.frames.stop(lr.lab, lr.s)
+	}
 	lr.lab.Close()
 	h := trace.NewHeader(lr.s, lr.name, trace.ModeLab, seed)
 	lr.client.describe(&h)

@@ -73,6 +73,20 @@ func (b *Builder) AfterDelay(c Cond, d time.Duration, a Action) *Builder {
 	return b
 }
 
+// FinishAfterEveryRPC ends the run once every RPC started by the steps so
+// far has its result, in whatever order the results come: a run that ended
+// on the last RPC's result alone would cancel an earlier one still in
+// flight on a loaded machine (its result CANCELLED, not the client's).
+func (b *Builder) FinishAfterEveryRPC() *Builder {
+	n := 0
+	for _, st := range b.s.Steps {
+		if _, ok := st.Action.(StartRPC); ok {
+			n++
+		}
+	}
+	return b.After(On("rpc-result").Times(n), Finish())
+}
+
 // End sets when the run stops.
 func (b *Builder) End(d time.Duration) *Builder {
 	b.s.End = d

@@ -39,13 +39,15 @@ const (
 	EnvDriverCannot = "driver.cannot"
 )
 
-// EnvStallWatch is the Header.Env key under which a lab trace says whose
-// process the lab's stall watch (stall events) ran in: StallWatchClient
-// when it shared the client's (a client in conform's own process: the
-// reference, grpc-go linked in), so that the client's own stalls are the
-// watch's; StallWatchHarness when the client ran in a process of its own
-// (a driver), whose own stalls the watch cannot see. A lab trace without
-// it (recorded before the watch, or not by the lab) had no watch.
+// EnvStallWatch is the Header.Env key under which a lab trace says whether
+// a stall watch (stall events) ran in the client's process:
+// StallWatchClient when the lab's watch shared the client's process (a
+// client in conform's own process: the reference, grpc-go linked in), or
+// the client's driver ran one of its own and reported its stalls
+// (PROTOCOL.md, "stall"), so that the client's own stalls are in the
+// trace; StallWatchHarness when only conform's process was watched, and a
+// driver's own stalls cannot be seen. A lab trace without it (recorded
+// before the watch, or not by the lab) had no watch.
 const EnvStallWatch = "lab.stall_watch"
 
 // The values of EnvStallWatch.

@@ -83,7 +83,9 @@ func tfFailoverAtOnce() spec.Spec {
 				f1, f2 := spec.ConnectionFailures(tr, spec.Addr(tr, "b1/ipv4")), spec.ConnectionFailures(tr, spec.Addr(tr, "b2/ipv4"))
 				g.Expect(f1).NotTo(gomega.BeEmpty())
 				g.Expect(f2).NotTo(gomega.BeEmpty())
+				spec.RequireSteadyMachine(tr, min(firstSYN(g, tr, "b2/ipv4").T, f1[0]), max(firstSYN(g, tr, "b2/ipv4").T, f1[0]), "attempt to p1 once p0 failed")
 				g.Expect(firstSYN(g, tr, "b2/ipv4").T).To(beAbout(f1[0], slack+2*time.Millisecond), "p1 is tried as soon as p0 fails")
+				spec.RequireSteadyMachine(tr, min(firstSYN(g, tr, "b3/ipv4").T, f2[0]), max(firstSYN(g, tr, "b3/ipv4").T, f2[0]), "attempt to p2 once p1 failed")
 				g.Expect(firstSYN(g, tr, "b3/ipv4").T).To(beAbout(f2[0], slack+2*time.Millisecond), "p2 is tried as soon as p1 fails")
 				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b3"))
@@ -96,7 +98,9 @@ func tfFailoverAtOnce() spec.Spec {
 				g.Expect(starts).To(gomega.HaveLen(3), "three children created:%s", spec.Render(f))
 				g.Expect(stops).To(gomega.HaveLen(3), "every failover timer cancelled:%s", spec.Render(f))
 				expectNone(g, ofTimer(f, trace.KindTimerFire), "none expected")
+				spec.RequireSteadyMachine(tr, min(stops[0].T, failures(tr, "b1/ipv4")[0].T), max(stops[0].T, failures(tr, "b1/ipv4")[0].T), "cancelling of p0's timer at its TRANSIENT_FAILURE")
 				g.Expect(stops[0].T).To(beAbout(failures(tr, "b1/ipv4")[0].T, slack+2*time.Millisecond), "p0's TRANSIENT_FAILURE cancels its timer")
+				spec.RequireSteadyMachine(tr, min(stops[1].T, failures(tr, "b2/ipv4")[0].T), max(stops[1].T, failures(tr, "b2/ipv4")[0].T), "cancelling of p1's timer at its TRANSIENT_FAILURE")
 				g.Expect(stops[1].T).To(beAbout(failures(tr, "b2/ipv4")[0].T, slack+2*time.Millisecond), "p1's TRANSIENT_FAILURE cancels its timer")
 				var ready time.Duration
 				for _, e := range subchannelStates(tr, "b3/ipv4") {
@@ -105,6 +109,7 @@ func tfFailoverAtOnce() spec.Spec {
 						break
 					}
 				}
+				spec.RequireSteadyMachine(tr, min(stops[2].T, ready), max(stops[2].T, ready), "cancelling of p2's timer at its READY")
 				g.Expect(stops[2].T).To(beAbout(ready, slack+2*time.Millisecond), "p2's READY cancels its timer")
 			}},
 			{Requirement: "A56-CHOOSE-CREATES-REACTIVATES", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {

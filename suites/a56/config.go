@@ -26,7 +26,7 @@ func prioritiesListOrder() spec.Spec {
 			At(0, scenario.Resolve(at("b1/ipv4", "pz"), at("b2/ipv4", "pa"), at("b3/ipv4", "pm"))).
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(50*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -160,7 +160,7 @@ func addressUpdateForwarded() spec.Spec {
 			At(same, scenario.Resolve(at("b1/ipv4", "p0"), at("b2/ipv4", "p1"))).
 			At(moved, scenario.Resolve(at("b3/ipv4", "p0"), at("b2/ipv4", "p1"))).
 			At(150*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -168,6 +168,7 @@ func addressUpdateForwarded() spec.Spec {
 				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b1"))
 				scs := subchannelsFor(tr, "b3/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(1), "p0 should get b3 from the update")
+				spec.RequireSteadyMachine(tr, min(scs[0].T, moved), max(scs[0].T, moved), "p0 getting b3 when the update arrives")
 				g.Expect(scs[0].T).To(beAbout(moved, spec.Within(tr, labSlack)), "p0 should get b3 when the update arrives")
 				g.Expect(spec.RPCResult(g, tr, "r2").Backend).To(gomega.Equal("b3"), "p0 uses its new address")
 				expectNone(g, subchannelsFor(tr, "b2/ipv4"), "p1 was never needed")
@@ -197,7 +198,7 @@ func updateChoosesOnce() spec.Spec {
 			"p0 on b1 back in use after refusing, p1 on b2 deactivated; then an update whose only endpoint's path leads to no child").
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 100*time.Millisecond, scenario.Resolve(at("b1/ipv4", "nowhere"))).
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 200*time.Millisecond, scenario.RPC("r3")).
-			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(10 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

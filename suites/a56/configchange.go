@@ -70,7 +70,7 @@ func configNameIsIdentity() spec.Spec {
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(200*time.Millisecond, scenario.Config("priority_experimental", priorityConfig("", swapped...))).
 			At(201*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -80,6 +80,7 @@ func configNameIsIdentity() spec.Spec {
 				g.Expect(spec.RPCResult(g, tr, "r1").Backend).To(gomega.Equal("b2"))
 				r2 := spec.RPCResult(g, tr, "r2")
 				g.Expect(r2.Backend).To(gomega.Equal("b2"), "p1, now the highest priority and READY, serves")
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r2"), r2.T, "service of r2 at once")
 				g.Expect(r2.T-spec.RPCStart(g, tr, "r2")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"p1 is READY at once: it is the same child")
 				// From outside, the connections: a child built anew for a
@@ -100,6 +101,7 @@ func configNameIsIdentity() spec.Spec {
 					"no child is created (a new child starts a failover timer)")
 				d := ofTimer(timers(tr, timerDeactivation), trace.KindTimerStart)
 				g.Expect(d).To(gomega.HaveLen(1), "p0, below the READY p1 now, is deactivated")
+				spec.RequireSteadyMachine(tr, min(d[0].T, swap), max(d[0].T, swap), "reaction to its stimulus")
 				g.Expect(d[0].T).To(beAbout(swap, slack))
 			}},
 		},
@@ -124,7 +126,7 @@ func removedThenReadded(name, revision string) *scenario.Scenario {
 		At(401*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
 		At(600*time.Millisecond, scenario.Config("priority_experimental", priorityConfig(revision, p0, p1))).
 		At(601*time.Millisecond, scenario.RPC("r4", scenario.WaitForReady())).
-		After(scenario.On("rpc-result").WithRPC("r4"), scenario.Finish()).
+		FinishAfterEveryRPC().
 		End(5 * time.Second).
 		MustBuild()
 }
@@ -155,6 +157,7 @@ func removedChildSeed() spec.Spec {
 				}
 				starts := ofTimer(timers(tr, timerDeactivation), trace.KindTimerStart)
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "p0, removed, is deactivated")
+				spec.RequireSteadyMachine(tr, min(starts[0].T, removed), max(starts[0].T, removed), "deactivation of p0 when the config drops it")
 				g.Expect(starts[0].T).To(beAbout(removed, slack), "p0 is deactivated when the config drops it")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout), "kept for 15 minutes")
 				end := spec.RPCResult(g, tr, "r4").T
@@ -182,10 +185,12 @@ func removedChildSeed() spec.Spec {
 				}
 				g.Expect(stop).NotTo(gomega.BeNil(), "p0 is reactivated once chosen:%s", spec.Render(d))
 				g.Expect(stop.Kind).To(gomega.Equal(trace.KindTimerStop))
+				spec.RequireSteadyMachine(tr, min(stop.T, chosen), max(stop.T, chosen), "reactivation of p0 when the config lists it first")
 				g.Expect(stop.T).To(beAbout(chosen, slack), "p0 is reactivated when the config lists it first")
 				g.Expect(subchannelsFor(tr, "b1/ipv4")).To(gomega.HaveLen(1), "the same child, with the same subchannel")
 				g.Expect(freshSYNs(tr, "b1/ipv4")).To(gomega.HaveLen(1), "and the same connection")
 				r4 := spec.RPCResult(g, tr, "r4")
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r4"), r4.T, "service of r4 at once")
 				g.Expect(r4.T-spec.RPCStart(g, tr, "r4")).To(gomega.BeNumerically("<", 100*time.Millisecond), "p0 serves at once")
 			}},
 		},
@@ -214,6 +219,7 @@ func removedChildLatest() spec.Spec {
 				}
 				gone := shutdownsBefore(tr, "b1/ipv4", chosen)
 				g.Expect(gone).To(gomega.HaveLen(1), "p0, removed, is destroyed with its subchannel")
+				spec.RequireSteadyMachine(tr, min(gone[0].T, removed), max(gone[0].T, removed), "removal at once")
 				g.Expect(gone[0].T).To(beAbout(removed, slack), "at once")
 				expectNone(g, between(timers(tr, timerDeactivation), 0, chosen), "no 15-minute retention")
 			}},
@@ -226,12 +232,14 @@ func removedChildLatest() spec.Spec {
 				// so its connection attempt shows when that was.
 				syns := freshSYNs(tr, "b1/ipv4")
 				g.Expect(syns).To(gomega.HaveLen(2), "p0 named again is a new child, with a new connection:%s", spec.Render(syns))
+				spec.RequireSteadyMachine(tr, min(syns[1].T, chosen), max(syns[1].T, chosen), "creation when choosing reaches it")
 				g.Expect(syns[1].T).To(beAbout(chosen, slack), "created when choosing reaches it, not when named again")
 				if !spec.HasPolicy(tr) {
 					return
 				}
 				scs := subchannelsFor(tr, "b1/ipv4")
 				g.Expect(scs).To(gomega.HaveLen(2), "p0 named again is a new child, with a new subchannel:%s", spec.Render(scs))
+				spec.RequireSteadyMachine(tr, min(scs[1].T, chosen), max(scs[1].T, chosen), "creation when choosing reaches it")
 				g.Expect(scs[1].T).To(beAbout(chosen, slack), "created when choosing reaches it, not when named again")
 				expectNone(g, between(ofTimer(timers(tr, timerFailover), trace.KindTimerStart), readded, chosen),
 					"named below a READY priority, p0 is not created")

@@ -84,7 +84,7 @@ func edsFailover() spec.Spec {
 	spec.SendRPCs(b, time.Second, []string{"r1"})
 	b.At(edsDownAt, scenario.Stop("b1"))
 	spec.SendRPCs(b, edsR2At, []string{"r2"}, scenario.Deadline(failoverTimeout+5*time.Second))
-	s := b.After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(edsR2At + failoverTimeout + 6*time.Second).
 		MustBuild()
 	return spec.Spec{
@@ -289,6 +289,7 @@ func edsReturnAndRemove() spec.Spec {
 				if len(closes) == 0 {
 					verdict.NoSign("p1 was dropped from EDS at %v and its connection to b2 was never closed: the child was kept, not destroyed", at)
 				}
+				spec.RequireSteadyMachine(tr, at, closes[0].T, "close of p1's connection once p1 is dropped")
 				g.Expect(closes[0].T-at).To(gomega.BeNumerically("<=", edsSlack),
 					"p1, dropped from EDS at %v, should be destroyed at once; its connection to b2 closed at %v", at, closes[0].T)
 			}},

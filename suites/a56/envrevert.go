@@ -42,6 +42,7 @@ func removedChildEnvRevert() spec.Spec {
 				removed, chosen := cu[0], cu[2]
 				starts := ofTimer(timers(tr, timerDeactivation), trace.KindTimerStart)
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "p0, removed, is deactivated, not destroyed")
+				spec.RequireSteadyMachine(tr, min(starts[0].T, removed), max(starts[0].T, removed), "deactivation of p0 when the config drops it")
 				g.Expect(starts[0].T).To(beAbout(removed, slack), "p0 is deactivated when the config drops it")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout), "kept for 15 minutes")
 				expectNone(g, shutdownsBefore(tr, "b1/ipv4", spec.RPCResult(g, tr, "r4").T), "p0 is kept, with its subchannel")

@@ -58,7 +58,7 @@ func returnToHigherThenReactivate() spec.Spec {
 			"p0 on b1 refuses, p1 on b2 serves r1; b1 cleared at 300 ms, p0 back, r2 to p0; then b1 down and r3 back to p1").
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 100*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down)).
 			AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 300*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(10 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -73,6 +73,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				starts := ofTimer(timers(tr, timerDeactivation), trace.KindTimerStart)
 				g.Expect(starts).To(gomega.HaveLen(1), "p1 deactivated once")
 				g.Expect(starts[0].Duration).To(gomega.Equal(deactivationTimeout))
+				spec.RequireSteadyMachine(tr, min(starts[0].T, back), max(starts[0].T, back), "deactivation of p1 when p0 is chosen again")
 				g.Expect(starts[0].T).To(beAbout(back, spec.Within(tr, labSlack)), "p1 is deactivated when p0 is chosen again")
 				end := spec.RPCResult(g, tr, "r3").T
 				for _, e := range between(subchannelStates(tr, "b2/ipv4"), 0, end) {
@@ -95,6 +96,7 @@ func returnToHigherThenReactivate() spec.Spec {
 				syns := freshSYNs(tr, "b2/ipv4")
 				g.Expect(syns).To(gomega.HaveLen(1), "p1's saved READY picker is used as it is: no new connection:%s", spec.Render(syns))
 				r3 := spec.RPCResult(g, tr, "r3")
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r3"), r3.T, "service of r3 at once by p1's saved picker")
 				g.Expect(r3.T-spec.RPCStart(g, tr, "r3")).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"r3 is served as soon as p0 fails, by p1's saved picker")
 			}},
@@ -130,7 +132,7 @@ func deactivatedDestroyedAfter15Min() spec.Spec {
 		Scenario: primaryBack("deactivated-child-destroyed-15min",
 			"p0 on b1 refuses, p1 on b2 serves; b1 cleared at 300 ms, p0 back and p1 deactivated; p1 destroyed 15 min later").
 			At(16*time.Minute, scenario.RPC("r3", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(17 * time.Minute).
 			MustBuild(),
 		Modes: []trace.Mode{spec.Sim},

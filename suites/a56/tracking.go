@@ -35,6 +35,7 @@ func failoverTimerDroppedPrimary() spec.Spec {
 				for i, a := range []scenario.Addr{"b1/ipv4", "b2/ipv4"} {
 					scs := subchannelsFor(tr, a)
 					g.Expect(scs).NotTo(gomega.BeEmpty(), "p%d was never created", i)
+					spec.RequireSteadyMachine(tr, min(starts[i].T, scs[0].T), max(starts[i].T, scs[0].T), "reaction to its stimulus")
 					g.Expect(starts[i].T).To(beAbout(scs[0].T, spec.Within(tr, labSlack)),
 						"p%d's failover timer should start when p%d is created", i, i)
 					g.Expect(starts[i].Duration).To(gomega.Equal(failoverTimeout))
@@ -122,6 +123,9 @@ func repeatedConnectingSeed() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-EVERY-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
+				r1 := spec.RPCResult(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, connectingAt, repeatAt, "failover timer's start at CONNECTING and at the repeated CONNECTING")
+				spec.RequireSteadyMachine(tr, repeatAt, r1.T, "10 s failover timer restarted at the repeated CONNECTING, to r1's failover")
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
 				g.Expect(len(starts)).To(gomega.BeNumerically(">=", 2), "failover timers from r1 on:%s", spec.Render(f))
@@ -130,7 +134,6 @@ func repeatedConnectingSeed() spec.Spec {
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
 				g.Expect(fires[0].T).To(beAbout(repeatAt+failoverTimeout, slack), "the restarted timer fires:%s", spec.Render(f))
-				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(repeatAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the repeated CONNECTING")
 			}},
@@ -149,6 +152,8 @@ func repeatedConnectingLatest() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-NEW-CONNECTING", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				slack := spec.Within(tr, labSlack)
+				r1 := spec.RPCResult(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, connectingAt, r1.T, "10 s failover timer started at CONNECTING, to r1's failover")
 				f := connectingTimers(g, tr)
 				starts := ofTimer(f, trace.KindTimerStart)
 				g.Expect(starts).NotTo(gomega.BeEmpty(), "IDLE → CONNECTING starts the timer")
@@ -157,7 +162,6 @@ func repeatedConnectingLatest() spec.Spec {
 				fires := ofTimer(f, trace.KindTimerFire)
 				g.Expect(fires).NotTo(gomega.BeEmpty())
 				g.Expect(fires[0].T).To(beAbout(connectingAt+failoverTimeout, slack), "the first timer fires:%s", spec.Render(f))
-				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Backend).To(gomega.Equal("b2"))
 				g.Expect(r1.T).To(beAbout(connectingAt+failoverTimeout, slack+10*time.Millisecond), "failover 10 s after the change to CONNECTING")
 			}},
@@ -209,12 +213,14 @@ func timerFiresSeed() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A56-FAILOVER-TIMER-FIRES-AS-TF", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				failed := p1Failed(g, tr)
+				spec.RequireSteadyMachine(tr, 0, failed, "10 s failover timer, to p1's failure")
 				g.Expect(failed).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)+5*time.Millisecond))
 				g.Expect(stateAt(tr, failed+spec.Within(tr, labSlack))).To(gomega.Equal("TRANSIENT_FAILURE"),
 					"p0 counts as TRANSIENT_FAILURE after its timer, so the channel fails")
 				expectNone(g, failures(tr, "b1/ipv4"), "p0's own pick_first is still CONNECTING: the failure is the timer's")
 				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("UNAVAILABLE"))
+				spec.RequireSteadyMachine(tr, spec.RPCStart(g, tr, "r1"), r1.T, "failure of r1 at once")
 				g.Expect(r1.T-spec.RPCStart(g, tr, "r1")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond), "r1 fails at once")
 			}},
 			{Requirement: "A56-CHOOSE-LAST-FALLBACK", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
@@ -243,6 +249,7 @@ func timerFiresLatest() spec.Spec {
 			{Requirement: "A56-FAILOVER-TIMER-FIRES-RECHOOSE", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				fires := ofTimer(timers(tr, timerFailover), trace.KindTimerFire)
 				g.Expect(fires).To(gomega.HaveLen(1))
+				spec.RequireSteadyMachine(tr, 0, fires[0].T, "10 s failover timer")
 				g.Expect(fires[0].T).To(beAbout(failoverTimeout, spec.Within(tr, labSlack)))
 				g.Expect(subchannelsFor(tr, "b2/ipv4")).NotTo(gomega.BeEmpty(), "the choice re-run at the timer reaches p1")
 				end := spec.RPCResult(g, tr, "r1").T
@@ -256,7 +263,9 @@ func timerFiresLatest() spec.Spec {
 					"with p1 failed and no timer pending, the CONNECTING p0 is chosen")
 				r1 := spec.RPCResult(g, tr, "r1")
 				g.Expect(r1.Code).To(gomega.Equal("DEADLINE_EXCEEDED"), "r1 waits on p0's queueing picker")
-				g.Expect(r1.T - spec.RPCStart(g, tr, "r1")).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
+				start := spec.RPCStart(g, tr, "r1")
+				spec.RequireSteadyMachine(tr, start, r1.T, "2 s deadline of r1")
+				g.Expect(r1.T - start).To(beAbout(2*time.Second, spec.Within(tr, labSlack)))
 			}},
 		},
 		Agreement: agreement(p1Retries, labSlack, lbKinds...),
@@ -282,7 +291,7 @@ func connectingAfterTF() spec.Spec {
 			At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(grow, scenario.Resolve(at("b1/ipv4", "p0"), at("b3/ipv4", "p0"), at("b2/ipv4", "p1"))).
 			At(400*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -297,7 +306,9 @@ func connectingAfterTF() spec.Spec {
 				}
 				r2 := spec.RPCResult(g, tr, "r2")
 				g.Expect(r2.Backend).To(gomega.Equal("b2"))
-				g.Expect(r2.T - spec.RPCStart(g, tr, "r2")).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
+				start := spec.RPCStart(g, tr, "r2")
+				spec.RequireSteadyMachine(tr, start, r2.T, "r2, served at once by p1")
+				g.Expect(r2.T - start).To(gomega.BeNumerically("<", spec.Within(tr, labSlack)+10*time.Millisecond))
 			}},
 		},
 		Agreement: agreement(0, labSlack, lbKinds...),

@@ -149,6 +149,7 @@ func heAllRefused() spec.Spec {
 					return
 				}
 				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
+				spec.RequireSteadyMachine(tr, end, rr[0].T, "re-resolution at the end of the pass")
 				g.Expect(rr[0].T-end).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
 					"re-resolution should come when the pass ends")
 			}},
@@ -185,6 +186,7 @@ func heAllRefused() spec.Spec {
 						}
 					}
 					g.Expect(connect).NotTo(gomega.BeNil(), "%s reported IDLE and was never asked to connect", idle.Subchannel)
+					spec.RequireSteadyMachine(tr, idle.T, connect.T, "connection asked of the IDLE subchannel")
 					g.Expect(connect.T-idle.T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
 						"%s should be asked to connect as soon as it reports IDLE", idle.Subchannel)
 				}
@@ -202,6 +204,7 @@ func heAllRefused() spec.Spec {
 					return e.State == "TRANSIENT_FAILURE" && e.T > rr[0].T && e.T <= rr[1].T
 				})
 				g.Expect(tfs).To(gomega.HaveLen(2), "failures between the two re-resolutions")
+				spec.RequireSteadyMachine(tr, tfs[1].T, rr[1].T, "re-resolution after the round's failures")
 				g.Expect(rr[1].T - tfs[1].T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)))
 			}},
 		},
@@ -232,6 +235,7 @@ func heTurnTFSkips() spec.Spec {
 				g.Expect(attemptsTo(tr, b1, up)).To(gomega.BeEmpty(), "b1 is in backoff: no attempt")
 				at := attemptsTo(tr, b2, up)
 				g.Expect(at).NotTo(gomega.BeEmpty(), "b2 never attempted")
+				spec.RequireSteadyMachine(tr, up, at[0], "attempt to b2 after the update")
 				g.Expect(at[0]-up).To(gomega.BeNumerically("<", 100*time.Millisecond),
 					"b2 should be attempted at once, not a Connection Attempt Delay after b1")
 				res := spec.Of(tr, trace.KindRPCResult)
@@ -315,6 +319,7 @@ func heTurnIdle() spec.Spec {
 				for _, other := range addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4") {
 					sd := spec.SubchannelEvents(tr, other, trace.KindSubchannelShutdown)
 					g.Expect(sd).NotTo(gomega.BeEmpty(), "%s's attempt is still in flight", other)
+					spec.RequireSteadyMachine(tr, ready, sd[0].T, "shutdown of the other attempt once one is READY")
 					g.Expect(sd[0].T-ready).To(gomega.And(gomega.BeNumerically(">=", 0),
 						gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond))),
 						"%s should be released when b1 is chosen", other)

@@ -124,7 +124,7 @@ func healthUnhealthyIsTF() spec.Spec {
 			At(400*time.Millisecond, scenario.RPC("r1")).
 			At(600*time.Millisecond, serving("b1/ipv4")).
 			At(700*time.Millisecond, scenario.RPC("r2")).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(2 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -178,7 +178,7 @@ func healthOneUnhealthy() spec.Spec {
 	spec.SendRPCs(b, 400*time.Millisecond, spec.RPCIDs("u", 4))
 	b.At(600*time.Millisecond, serving("b1/ipv4"))
 	spec.SendRPCs(b, 700*time.Millisecond, spec.RPCIDs("s", 4))
-	b.After(scenario.On("rpc-result").WithRPC("s4"), scenario.Finish()).End(6 * time.Second)
+	b.FinishAfterEveryRPC().End(6 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionHealth,
 		Scenario: b.MustBuild(),
@@ -240,7 +240,7 @@ func healthChosenAddress() spec.Spec {
 	spec.SendRPCs(b, 300*time.Millisecond, spec.RPCIDs("r", 4))
 	b.At(500*time.Millisecond, serving("b1/ipv4"))
 	spec.SendRPCs(b, 600*time.Millisecond, spec.RPCIDs("s", 4))
-	b.After(scenario.On("rpc-result").WithRPC("s4"), scenario.Finish()).End(6 * time.Second)
+	b.FinishAfterEveryRPC().End(6 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionHealth,
 		Labels:   []string{spec.LabelIPv6},

@@ -70,7 +70,7 @@ func xdsODPerEndpoint() spec.Spec {
 	b.AfterDelay(spec.ODCounting, 1300*time.Millisecond, scenario.Clear("b2/ipv4"))
 	spec.SendRPCsAfter(b, spec.ODCounting, 1400*time.Millisecond, ejected)
 	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
+	s := b.FinishAfterEveryRPC().End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, onB1, onB2)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,
@@ -171,7 +171,7 @@ func xdsODEjectAllAddresses() spec.Spec {
 	b.AfterDelay(spec.ODCounting, 1200*time.Millisecond, scenario.Fault("b1/ipv4", scenario.Down))
 	spec.SendRPCsAfter(b, spec.ODCounting, 1500*time.Millisecond, ejected)
 	spec.SendRPCsAfter(b, spec.ODCounting, 2500*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
+	s := b.FinishAfterEveryRPC().End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, first, second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,
@@ -241,7 +241,7 @@ func xdsODKeysAddressesOnly() spec.Spec {
 	b.AfterDelay(spec.ODCounting, 1450*time.Millisecond, scenario.ServeXDS(xdsResources(odCluster(), localityNamed("eds1", "z2", e1, e2))))
 	spec.SendRPCsAfter(b, spec.ODCounting, 1650*time.Millisecond, moved)
 	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, back)
-	s := b.After(scenario.On("rpc-result").WithRPC(back[len(back)-1]), scenario.Finish()).End(6 * time.Second).MustBuild()
+	s := b.FinishAfterEveryRPC().End(6 * time.Second).MustBuild()
 	counted := slices.Concat([]string{"w1"}, before, after)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionOD,

@@ -26,7 +26,7 @@ func rhLazy() spec.Spec {
 			At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"), scenario.EP("b2/ipv6", "b2/ipv4"), scenario.EP("b3/ipv6", "b3/ipv4"))).
 			At(200*time.Millisecond, scenario.RPC("r1", scenario.Metadata("x-key", "k1"))).
 			At(300*time.Millisecond, scenario.RPC("r2", scenario.Metadata("x-key", "k1"))).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

@@ -153,28 +153,14 @@ func rhRing() spec.Spec {
 			At(600*time.Millisecond, eps(after)).
 			At(800*time.Millisecond, scenario.RPC("r4", md(km))).
 			At(820*time.Millisecond, scenario.RPC("r5", md(kn))).
-			After(scenario.On("rpc-result").WithRPC("r5"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(5 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
 			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				expectOnRing(g, tr, "each endpoint placed by the hash of its first address", "r1", "r2", "r3")
 			}},
-			{Requirement: "A61-RH-REORDER-MOVES", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				// Precondition: before the reorder, r1 landed where the
-				// ring said (A61-RH-ENTRY-PER-ENDPOINT judges that).
-				r1 := rhRPCOK(g, tr, "r1")
-				was := rhAt(g, tr, spec.RPCStart(g, tr, "r1"))
-				verdict.Require(r1.Backend == was.walk(rhKey(g, tr, "r1"))[0], "r1 was not served where the ring first placed its key (A61-RH-ENTRY-PER-ENDPOINT)")
-				for _, id := range []string{"r4", "r5"} {
-					start := spec.RPCStart(g, tr, id)
-					r := rhRPCOK(g, tr, id)
-					key := rhKey(g, tr, id)
-					now, then := rhAt(g, tr, start).walk(key)[0], was.walk(key)[0]
-					verdict.Require(now != then, "%s's key lands on %s before and after the reorder: it says nothing of the move", id, now)
-					g.Expect(r.Backend).To(gomega.Equal(now), "%s (x-key %s): b1's new first address moved it on the ring, so the key lands on %s now (on %s before); served by %s", id, key, now, then, r.Backend)
-				}
-			}},
+			{Requirement: "A61-RH-REORDER-MOVES", Assert: expectReorderMoves},
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
 	}
@@ -259,7 +245,7 @@ func rhXDS() spec.Spec {
 	for i, k := range keys {
 		b.At(500*time.Millisecond+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i+1), scenario.Metadata(rhHeader, k), scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
 	}
-	b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).End(10 * time.Second)
+	b.FinishAfterEveryRPC().End(10 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
 		Labels:   []string{spec.LabelXDS},
@@ -310,7 +296,7 @@ func rhXDSDedup() spec.Spec {
 	rpcs(500*time.Millisecond, 1)
 	b.At(time.Second, scenario.ServeXDS(version(3, xds.HealthHealthy)))
 	rpcs(1500*time.Millisecond, 4)
-	b.After(scenario.On("rpc-result").WithRPC("r6"), scenario.Finish()).End(10 * time.Second)
+	b.FinishAfterEveryRPC().End(10 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
 		Labels:   []string{spec.LabelXDS},
@@ -340,6 +326,83 @@ func rhXDSDedup() spec.Spec {
 			}},
 		},
 		Agreement: synAgreement,
+	}
+}
+
+// rhXDSReorder: rh-ring through xDS, for clients whose ring_hash runs only
+// there (grpc-js). Cluster eds1 (ring_hash) over three dual-stack EDS
+// endpoints, each with its IPv6 address first and its IPv4 address as
+// additional_addresses (A61, xDS dualstack), the route hashing x-key; keys
+// chosen so that r1, r2, r3 land on b1, b2, b3. At 1 s EDS version 2 puts
+// b1's IPv4 address first: A61 (Ring Hash) places an endpoint by the hash
+// of its first address, so b1 moves on the ring; r4 (r1's key) lands on b2
+// now and r5, on b2 or b3 before, lands on b1.
+func rhXDSReorder() spec.Spec {
+	backends := []string{"b1", "b2", "b3"}
+	before := [][]scenario.Addr{{"b1/ipv6", "b1/ipv4"}, {"b2/ipv6", "b2/ipv4"}, {"b3/ipv6", "b3/ipv4"}}
+	after := [][]scenario.Addr{{"b1/ipv4", "b1/ipv6"}, before[1], before[2]}
+	r1, r2 := rhBuildRing(backends, before...), rhBuildRing(backends, after...)
+	lands := func(r ring.Ring, k string) int { return r.Lookup(ring.RequestHash(k)) }
+	km := mustKey(r1.KeyFor("k", func(k string) bool { return lands(r2, k) == 1 }, 0))
+	k2 := mustKey(r1.KeyFor("k", nil, 1))
+	k3 := mustKey(r1.KeyFor("k", nil, 2))
+	kn := mustKey(r2.KeyFor("k", func(k string) bool { return lands(r1, k) != 0 }, 0))
+	version := func(list [][]scenario.Addr) xds.Resources {
+		var eps []xds.Endpoint
+		for _, ep := range list {
+			eps = append(eps, xds.Endpoint{Addr: ep[0], AdditionalAddrs: ep[1:]})
+		}
+		res := xdsResources(xds.Cluster{Name: "eds1", Type: xds.ClusterEDS, LBPolicy: xds.RingHash},
+			xds.LoadAssignment{Cluster: "eds1", Priorities: []xds.Priority{{Localities: []xds.Locality{{Name: "z1", Weight: 1, Endpoints: eps}}}}})
+		res.RouteConfigs[0].HashHeader = rhHeader
+		return res
+	}
+	rpc := func(id, key string) scenario.StartRPC {
+		return scenario.RPC(id, scenario.Metadata(rhHeader, key), scenario.WaitForReady(), scenario.Deadline(5*time.Second))
+	}
+	b := scenario.New("xds-rh-reorder").
+		Describe(fmt.Sprintf("xDS cluster eds1 (ring_hash) over [b1/ipv6 + b1/ipv4], [b2/…], [b3/…] (additional_addresses); the route hashes header x-key; r1 (x-key %s, on b1's entry), r2 (%s, b2), r3 (%s, b3) at 500, 520, 540 ms; at 1 s EDS version 2 puts b1's IPv4 address first; r4 (%s again, b2's entry now) and r5 (%s, b1's new entry) at 1.5 s", km, k2, k3, km, kn)).
+		Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).Backend("b3", scenario.Dual).
+		XDS(spec.XDSListener).
+		Env(scenario.EnvXDSDualstackEndpoints, "true").
+		At(0, scenario.ServeXDS(version(before))).
+		At(500*time.Millisecond, rpc("r1", km)).
+		At(520*time.Millisecond, rpc("r2", k2)).
+		At(540*time.Millisecond, rpc("r3", k3)).
+		At(time.Second, scenario.ServeXDS(version(after))).
+		At(1500*time.Millisecond, rpc("r4", km)).
+		At(1520*time.Millisecond, rpc("r5", kn))
+	b.FinishAfterEveryRPC().End(10 * time.Second)
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionRingHash,
+		Labels:   []string{spec.LabelXDS, spec.LabelIPv6},
+		Scenario: b.MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-RH-ENTRY-PER-ENDPOINT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				expectOnRing(g, tr, "hashed by the route's hash_policy; each endpoint placed by the hash of its first address, EDS's address", "r1", "r2", "r3")
+			}},
+			{Requirement: "A61-RH-REORDER-MOVES", Assert: expectReorderMoves},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// expectReorderMoves checks that r4 and r5, sent after b1's addresses were
+// reordered, land where the ring with b1's new first address says, each on
+// another endpoint than the ring before the reorder put its key. Its
+// precondition: r1 landed where the first ring said
+// (A61-RH-ENTRY-PER-ENDPOINT judges that).
+func expectReorderMoves(g gomega.Gomega, tr *trace.Trace) {
+	r1 := rhRPCOK(g, tr, "r1")
+	was := rhAt(g, tr, spec.RPCStart(g, tr, "r1"))
+	verdict.Require(r1.Backend == was.walk(rhKey(g, tr, "r1"))[0], "r1 was not served where the ring first placed its key (A61-RH-ENTRY-PER-ENDPOINT)")
+	for _, id := range []string{"r4", "r5"} {
+		start := spec.RPCStart(g, tr, id)
+		r := rhRPCOK(g, tr, id)
+		key := rhKey(g, tr, id)
+		now, then := rhAt(g, tr, start).walk(key)[0], was.walk(key)[0]
+		verdict.Require(now != then, "%s's key lands on %s before and after the reorder: it says nothing of the move", id, now)
+		g.Expect(r.Backend).To(gomega.Equal(now), "%s (x-key %s): b1's new first address moved it on the ring, so the key lands on %s now (on %s before); served by %s", id, key, now, then, r.Backend)
 	}
 }
 

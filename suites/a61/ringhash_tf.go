@@ -84,7 +84,7 @@ func rhAllTF() spec.Spec {
 		At(200*time.Millisecond, scenario.RPC("r1", scenario.Metadata(rhHeader, k1), scenario.Deadline(2*time.Second))).
 		At(time.Second, eps(three)).
 		At(1500*time.Millisecond, scenario.RPC("r2", scenario.Metadata(rhHeader, k2), scenario.Deadline(2*time.Second))).
-		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+		FinishAfterEveryRPC().
 		End(5 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
@@ -194,7 +194,7 @@ func rhNoTFConnect() spec.Spec {
 	for i := 2; i <= 8; i++ {
 		b.At(time.Duration(i+1)*100*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i), scenario.Metadata(rhHeader, k), scenario.Deadline(2*time.Second)))
 	}
-	b.After(scenario.On("rpc-result").WithRPC("r8"), scenario.Finish()).End(5 * time.Second)
+	b.FinishAfterEveryRPC().End(5 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionRingHash,
 		Scenario: b.MustBuild(),

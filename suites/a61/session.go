@@ -94,7 +94,7 @@ func xdsSessionAddressLists() spec.Spec {
 	b.At(5*time.Second, scenario.ServeXDS(ssaResources(ssaEndpoint("b2/ipv4"))))
 	ssaRPC(b, 5500*time.Millisecond, "s3", session.Cookie(b2v6, b2v4))
 	ssaRPC(b, 5600*time.Millisecond, "o1", session.Cookie(b2v6))
-	s := b.After(scenario.On("rpc-result").WithRPC("o1"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(8 * time.Second).
 		MustBuild()
 
@@ -215,6 +215,7 @@ func expectIdleBeforeConnecting(g gomega.Gomega, tr *trace.Trace) {
 		return e.Subchannel == v6[0].Subchannel && e.T >= i1
 	})
 	g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b2/ipv6's IDLE subchannel to connect")
+	spec.RequireSteadyMachine(tr, i1, conn[0].T, "connection asked by i1's pick")
 	g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 	p := spec.PicksOf(tr, "i1")
 	g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))

@@ -54,7 +54,7 @@ func Specs() []spec.Spec {
 		// Support Multiple Addresses Per Endpoint in xDS
 		xdsDualStackEndpoint(),
 		// Ring Hash, through xDS: a route's hash_policy on a header
-		rhXDS(), rhXDSDedup(),
+		rhXDS(), rhXDSDedup(), rhXDSReorder(),
 		xdsODPerEndpoint(),
 		xdsODEjectAllAddresses(),
 		xdsODKeysAddressesOnly(),
@@ -127,7 +127,7 @@ func heFirstReadyWins() spec.Spec {
 			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 			At(300*time.Millisecond, scenario.Clear("b1/ipv6")).
 			At(1500*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(3 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{

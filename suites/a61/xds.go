@@ -150,7 +150,7 @@ func xdsLogicalDNSOneEndpoint() spec.Spec {
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(0, scenario.ServeXDS(xdsResources(xds.Cluster{Name: "dns1", Type: xds.ClusterLogicalDNS, DNSHost: "dns1.conform", LBPolicy: xds.RoundRobin})))
 	spec.SendRPCs(b, time.Second, ids)
-	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

@@ -94,7 +94,7 @@ func xdsAddrNACK(c addrNACKCase) spec.Spec {
 	spec.SendRPCs(b, time.Second, first)
 	b.At(2*time.Second, scenario.ServeXDS(xdsResources(cluster, oneLocality("eds1", c.badEndpoint()))))
 	spec.SendRPCs(b, 3*time.Second, second)
-	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

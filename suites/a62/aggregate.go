@@ -51,7 +51,7 @@ func xdsAggregateUnreachableDNSFirst() spec.Spec {
 		b.At(time.Duration(i+1)*time.Second, scenario.RPC(id, scenario.Deadline(unreachableDNSDeadline)))
 	}
 	last := unreachableDNSRPCs[len(unreachableDNSRPCs)-1]
-	s := b.After(scenario.On("rpc-result").WithRPC(last), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

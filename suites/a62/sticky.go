@@ -43,7 +43,7 @@ func tfPicksFailFast() spec.Spec {
 			After(onTF, scenario.RPC("r2", scenario.WaitForReady())).
 			At(1400*time.Millisecond, scenario.RPC("r3")).
 			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -52,6 +52,7 @@ func tfPicksFailFast() spec.Spec {
 					start, r := spec.RPCStart(g, tr, id), spec.RPCResult(g, tr, id)
 					g.Expect(r.Code).To(gomega.Equal("UNAVAILABLE"), "%s, sent in TRANSIENT_FAILURE without wait_for_ready, should fail", id)
 					g.Expect(r.Err).NotTo(gomega.BeEmpty(), "%s should fail with the connection error", id)
+					spec.RequireSteadyMachine(tr, start, r.T, "fail-fast of an RPC sent in TRANSIENT_FAILURE")
 					g.Expect(r.T-start).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 						"%s should fail at once, not wait for a connection", id)
 				}
@@ -105,7 +106,7 @@ func stickyTFPriority() spec.Spec {
 			At(1400*time.Millisecond, scenario.RPC("r1")).
 			At(1500*time.Millisecond, scenario.Clear("b1/ipv4")).
 			AfterDelay(scenario.On("syn-ack").WithAddr("b1/ipv4"), 100*time.Millisecond, scenario.RPC("r2")).
-			After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
+			FinishAfterEveryRPC().
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
@@ -237,7 +238,10 @@ func stickyTFReresolveEveryRound() spec.Spec {
 					}
 				}
 				g.Expect(asked).To(gomega.Equal(rounds), "every round of failures should end with re-resolution")
-				g.Expect(rounds).To(gomega.BeNumerically(">=", 3), "the scenario should give three rounds")
+				// How many rounds of backoff fit in the run is the machine's
+				// pace, not this rule's (A62-STICKY-TF-RECONNECTS judges
+				// the reconnecting).
+				verdict.Require(rounds >= 3, "the run gave %d rounds of failures, and the check judges three", rounds)
 			}},
 			{Requirement: "A62-STICKY-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(spec.Channel(tr)).To(match.StayInTransientFailureUntilReady())
@@ -282,6 +286,7 @@ func stickyTFNewList() spec.Spec {
 				g.Expect(attemptAddrs(pass)).To(gomega.Equal([]string{spec.Addr(tr, "b3/ipv4")}),
 					"the new pass should skip b2, in backoff, and connect to b3 alone")
 				syn := spec.Attempts(pass)[0]
+				spec.RequireSteadyMachine(tr, update.T, syn.T, "attempt to b3 after the update")
 				g.Expect(syn.T-update.T).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 					"b3 should be tried at once, not after b2's backoff")
 				g.Expect(update.T).To(gomega.BeNumerically("<", minFirstBackoff), "b2 should still be in backoff at the update")

@@ -44,7 +44,7 @@ func xdsPickFirstLocalities() spec.Spec {
 				{Name: "z2", Weight: 1, Endpoints: []xds.Endpoint{{Addr: "b3/ipv4"}}},
 			}}}})))
 	spec.SendRPCs(b, time.Second, ids)
-	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

@@ -39,7 +39,7 @@ func aggregateEDSThenDNS() spec.Spec {
 	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 3*time.Second, after)
-	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{
@@ -149,7 +149,7 @@ func aggregateLBPolicyIgnored() spec.Spec {
 	spec.SendRPCs(b, time.Second, v1)
 	b.At(2*time.Second, scenario.ServeXDS(res(xds.RingHash)))
 	spec.SendRPCs(b, 3*time.Second, v2)
-	s := b.After(scenario.On("rpc-result").WithRPC(v2[len(v2)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{
@@ -207,7 +207,7 @@ func aggregateNestedFlattened() spec.Spec {
 	spec.SendRPCs(b, 3*time.Second, []string{"r2"})
 	b.At(4*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 5*time.Second, []string{"r3"})
-	s := b.After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(12 * time.Second).
 		MustBuild()
 	return spec.Spec{
@@ -266,7 +266,7 @@ func aggregateUnderlyingPickFirst() spec.Spec {
 			eds("eds1", xds.PickFirst),
 		}, assignment("eds1", addrs("b1/ipv4", "b2/ipv4")))))
 	spec.SendRPCs(b, time.Second, ids)
-	s := b.After(scenario.On("rpc-result").WithRPC(ids[len(ids)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

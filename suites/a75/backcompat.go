@@ -48,7 +48,7 @@ func aggregateBackwardCompat() spec.Spec {
 	spec.SendRPCs(b, time.Second, before)
 	b.At(2*time.Second, scenario.Stop("b1")).At(2*time.Second, scenario.Stop("b2"))
 	spec.SendRPCs(b, 3*time.Second, after)
-	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	return spec.Spec{

@@ -173,7 +173,7 @@ func idleNACK(c idleCase) spec.Spec {
 	spec.SendRPCs(b, time.Second, first)
 	b.At(2*time.Second, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{idleCluster(xds.PickFirst, c.upstream)}, las)))
 	spec.SendRPCs(b, 3*time.Second, second)
-	s := b.After(scenario.On("rpc-result").WithRPC(second[len(second)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(10 * time.Second).
 		MustBuild()
 	var checks []spec.Check

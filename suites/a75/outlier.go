@@ -83,7 +83,7 @@ func odPriorities(name, root string) spec.Spec {
 	spec.SendRPCsAfter(b, spec.ODCounting, 500*time.Millisecond, failover)
 	b.AfterDelay(spec.ODCounting, 600*time.Millisecond, scenario.Clear("b1/ipv4"))
 	spec.SendRPCsAfter(b, spec.ODCounting, 2400*time.Millisecond, after)
-	s := b.After(scenario.On("rpc-result").WithRPC(after[len(after)-1]), scenario.Finish()).
+	s := b.FinishAfterEveryRPC().
 		End(6 * time.Second).
 		MustBuild()
 	counted := slices.Concat([]string{"w1"}, failing, failover)

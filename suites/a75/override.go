@@ -103,6 +103,7 @@ func expectStaleClosed(g gomega.Gomega, tr *trace.Trace) {
 	sd := shutdowns(tr, sc[0].Subchannel)
 	g.Expect(sd).NotTo(gomega.BeEmpty(), "b3's subchannel, never used for a session, should not be kept once the child drops it")
 	g.Expect(sd[0].T).To(gomega.BeNumerically(">=", move), "not before the move (%s)", trace.FormatT(move))
+	spec.RequireSteadyMachine(tr, move, sd[0].T, "shutdown of b3's subchannel after the move")
 	g.Expect(sd[0].T-move).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)),
 		"at once when the child drops it at the move (%s), not at a later sweep:%s", trace.FormatT(move), spec.Render(sd))
 }
@@ -129,6 +130,9 @@ func expectSessionOnlyRefreshes(g gomega.Gomega, tr *trace.Trace) {
 		sc := spec.SubchannelsOf(tr, spec.Addr(tr, a))
 		g.Expect(sc).NotTo(gomega.BeEmpty())
 		sd := shutdowns(tr, sc[0].Subchannel)
+		if len(sd) > 0 && sd[0].T < move+time.Second {
+			spec.RequireSteadyMachine(tr, move, sd[0].T, "shutdown of "+string(a)+"'s subchannel after the move")
+		}
 		return len(sd) == 0 || sd[0].T > move+spec.Within(tr, labSlack)
 	}
 	g.Expect(kept("b2/ipv4")).To(gomega.BeTrue(), "b2's subchannel, used for a session, should be kept at the move")

@@ -137,6 +137,7 @@ func sessionPickerBranches() spec.Spec {
 					return e.Subchannel == id && e.T >= i1
 				})
 				g.Expect(conn).NotTo(gomega.BeEmpty(), "i1's pick should ask b3's IDLE subchannel to connect")
+				spec.RequireSteadyMachine(tr, i1, conn[0].T, "connection asked by i1's pick")
 				g.Expect(conn[0].T-i1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "at once")
 				p := spec.PicksOf(tr, "i1")
 				g.Expect(len(p)).To(gomega.BeNumerically(">=", 2), "i1 queued, then picked:%s", spec.Render(p))

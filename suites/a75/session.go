@@ -76,6 +76,7 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 				t1 := spec.RPCStart(g, tr, "t1")
 				news := spec.SubchannelsOf(tr, spec.Addr(tr, "b3/ipv4"))
 				g.Expect(news).NotTo(gomega.BeEmpty(), "a subchannel should be created for b3, the cookie's address")
+				spec.RequireSteadyMachine(tr, t1, news[0].T, "subchannel made by the pick of t1")
 				g.Expect(news[0].T-t1).To(gomega.BeNumerically("<=", spec.Within(tr, labSlack)), "created by the pick of t1, at once")
 				g.Expect(spec.ServedBy(g, tr, "t1")).To(gomega.Equal("b3"))
 			}},

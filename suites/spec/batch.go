@@ -25,6 +25,15 @@ type Done func(o *Outcome, took time.Duration, finished, total int)
 // lab of its own), calling done as each one finishes. Outcomes are returned
 // in the order of jobs.
 func RunJobs(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, done Done) []Outcome {
+	return RunJobsWatched(ctx, jobs, impl, parallel, nil, done)
+}
+
+// Started reports that a job began running (for a live display of what
+// runs now).
+type Started func(j Job)
+
+// RunJobsWatched is RunJobs that also calls started as each job begins.
+func RunJobsWatched(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, started Started, done Done) []Outcome {
 	if parallel < 1 {
 		parallel = 1
 	}
@@ -39,6 +48,9 @@ func RunJobs(ctx context.Context, jobs []Job, impl runner.Impl, parallel int, do
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if started != nil {
+				started(j)
+			}
 			start := time.Now()
 			o := Run(ctx, j.Spec, j.Mode, impl)
 			o.Took = time.Since(start)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,6 +183,28 @@ func TestRunJobs_ReportsEveryJobInOrder(t *testing.T) {
 	}
 	if out[0].Results[0].Verdict != verdict.Pass || out[1].Results[0].Verdict != verdict.Fail || out[2].Results[0].Verdict != verdict.Pass {
 		t.Errorf("verdicts out of job order: %v %v %v", out[0].Results, out[1].Results, out[2].Results)
+	}
+}
+
+// TestRunJobsWatched_StartsBeforeDone verifies each job is reported
+// started once, before it is reported done, for a live display.
+func TestRunJobsWatched_StartsBeforeDone(t *testing.T) {
+	a := tinySpec(Check{Requirement: "A61-HE-DELAY-DEFAULT", Assert: answeredBy("b1")})
+	var mu sync.Mutex
+	running, starts, dones := 0, 0, 0
+	RunJobsWatched(context.Background(), []Job{{a, Sim}, {a, Sim}, {a, Sim}}, runner.Reference, 2,
+		func(Job) { mu.Lock(); running++; starts++; mu.Unlock() },
+		func(_ *Outcome, _ time.Duration, n, total int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if running == 0 {
+				t.Errorf("job %d of %d done before it was started", n, total)
+			}
+			running--
+			dones++
+		})
+	if starts != 3 || dones != 3 {
+		t.Errorf("%d starts, %d dones; want 3 of each", starts, dones)
 	}
 }
 

@@ -99,6 +99,9 @@ func GRPCVersion() string {
 // Serve handles commands from in until close or EOF, and returns the exit
 // status: 0 when the session ended as the protocol says.
 func (s *Session) Serve(in io.Reader) int {
+	stop := make(chan struct{})
+	watched := s.watchStalls(stop)
+	defer func() { close(stop); <-watched }()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -153,6 +156,8 @@ func (s *Session) hello() map[string]any {
 		"health_check": true,
 		// ring_hash's request hash header (A76), where this grpc-go keeps it.
 		"request_hash_header": takesRequestHashHeader(),
+		// stall.go: this process's stalls are reported as stall events.
+		"stall_watch": true,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v

@@ -206,6 +206,26 @@ test('hello names grpc-js, its installed version and what it can do', { skip: SK
   noJunk(d);
 });
 
+test('stall watch: a stopped process is reported as a stall, not claimed as stall_watch', { skip: SKIP }, async (t) => {
+  const d = new Driver();
+  t.after(() => d.kill());
+  const r = await d.cmd({ op: 'hello' });
+  assert.equal(r.ev, 'ok', JSON.stringify(r));
+  // Its watch is a worker thread, apart from the loop that runs grpc-js's
+  // timers: evidence, not a claim (PROTOCOL.md, "Stalls").
+  assert.equal(r.hello.can.stall_watch, false);
+  const from = d.lines.length;
+  const stoppedMs = 80;
+  d.proc.kill('SIGSTOP');
+  await new Promise((resolve) => setTimeout(resolve, stoppedMs)); // the stimulus: the process stands still
+  d.proc.kill('SIGCONT');
+  const s = await d.waitFor((o) => o.ev === 'stall' && o.late_us >= (stoppedMs - 10) * 1000, 10000, from, 'a stall of the stop');
+  assert.ok(Number.isInteger(s.late_us) && Number.isInteger(s.ago_us) && s.ago_us >= 0, JSON.stringify(s));
+  assert.ok(s.late_us <= (stoppedMs + 200) * 1000, `a stall of ${s.late_us} µs for a stop of ${stoppedMs} ms`);
+  await d.close();
+  noJunk(d);
+});
+
 test('pick_first: READY, rpc OK with the backend header', { skip: SKIP }, async (t) => {
   const d = new Driver();
   t.after(() => d.kill());

@@ -1,6 +1,7 @@
 package pcap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ type WriterConfig struct {
 	Scenario string
 	// Interface is the interface's name ("eth0").
 	Interface string
+	// InterfaceComment is the interface's comment (which address is
+	// which, say); Scenario when empty.
+	InterfaceComment string
 	// LinkType is the frames' link type; zero means Ethernet.
 	LinkType layers.LinkType
 }
@@ -46,7 +50,7 @@ func NewWriter(w io.Writer, cfg WriterConfig) (*Writer, error) {
 	if lt == 0 {
 		lt = layers.LinkTypeEthernet
 	}
-	intf := pcapgo.NgInterface{Name: cfg.Interface, Comment: cfg.Scenario, LinkType: lt}
+	intf := pcapgo.NgInterface{Name: cfg.Interface, Comment: cmp.Or(cfg.InterfaceComment, cfg.Scenario), LinkType: lt}
 	section := pcapgo.NgSectionInfo{Application: "conform " + trace.HarnessVersion(), Comment: cfg.Scenario}
 	nw, err := pcapgo.NewNgWriterInterface(w, intf, pcapgo.NgWriterOptions{SectionInfo: section})
 	if err != nil {
@@ -80,6 +84,9 @@ func WriteFile(path string, cfg WriterConfig, frames []Frame) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
+	if err := tmp.Chmod(0o644); err != nil { // as tcpdump -w and conform's traces: readable by all
+		return fmt.Errorf("pcap: %w", err)
+	}
 	w, err := NewWriter(tmp, cfg)
 	if err != nil {
 		return err

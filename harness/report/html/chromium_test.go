@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,27 @@ func TestChromium_RendersMatrixAndTimelines(t *testing.T) {
 	}
 	if o := tls[lab+" observed"]; !strings.Contains(o, `data-lane="stalls"`) || count(o, "span stall") != 1 {
 		t.Errorf("lab timeline: want a stalls lane with the one stall the lab's watch recorded")
+	}
+
+	// The failing run opens zoomed on the event its failure cites (the
+	// IPv4 SYN that came 1 ms after the IPv6 one, not 250 ms), marked in
+	// the observed timeline and not in the golden one.
+	if o := tls[bad+" observed"]; !strings.Contains(o, `class="cite-line"`) || !regexp.MustCompile(`class="mark syn" [^>]*data-cited="true"`).MatchString(o) {
+		t.Errorf("failing run: the cited SYN is not marked in the observed timeline")
+	}
+	if g := tls[bad+" golden"]; strings.Contains(g, "data-cited") || strings.Contains(g, "cite-line") {
+		t.Errorf("failing run: the golden timeline marks an event as cited")
+	}
+	shown := regexp.MustCompile(`id="sec-` + bad + `"[\s\S]*?showing ([0-9.]+)–([0-9.]+) ms`).FindStringSubmatch(dom)
+	if shown == nil {
+		t.Errorf("failing run: no time window in its tools line")
+	} else if from, _ := strconv.ParseFloat(shown[1], 64); from > 1 {
+		t.Errorf("failing run opens showing %s–%s ms: the cited SYN at 1 ms is outside", shown[1], shown[2])
+	} else if to, _ := strconv.ParseFloat(shown[2], 64); to <= 1 || to > 100 {
+		t.Errorf("failing run opens showing %s–%s ms, want a window zoomed on the SYN at 1 ms (the run is ~270 ms)", shown[1], shown[2])
+	}
+	if strings.Contains(tls[ref+" observed"], "data-cited") {
+		t.Errorf("a passing run marks an event as cited")
 	}
 
 	// The screenshot: the matrix, its chips in their colours.

@@ -57,6 +57,10 @@ type Result struct {
 	Verdict     verdict.Verdict `json:"verdict"`
 	Kind        verdict.Kind    `json:"kind,omitempty"`
 	Evidence    string          `json:"evidence,omitempty"` // the failure message, or the reason for n/a and error
+	// Cites are the events of the run's observed trace a fail's evidence
+	// cites (filled by Render from the evidence: see cites), by index; the
+	// page opens the run's timelines zoomed on them, marked.
+	Cites []int `json:"cites,omitempty"`
 }
 
 // Run is one scenario run of one implementation in one mode: what was
@@ -264,6 +268,15 @@ func build(r Report) (data, error) {
 		index[t] = len(d.Traces)
 		d.Traces = append(d.Traces, td)
 		return index[t]
+	}
+	observed := map[string]*trace.Trace{}
+	for _, x := range r.Runs {
+		observed[x.Impl+"\x00"+x.Spec+"\x00"+string(x.Mode)] = x.Observed
+	}
+	for i, x := range d.Results {
+		if tr := observed[x.Impl+"\x00"+x.Spec+"\x00"+string(x.Mode)]; tr != nil && x.Verdict == verdict.Fail {
+			d.Results[i].Cites = cites(x.Evidence, tr.Events)
+		}
 	}
 	for i, x := range r.Runs {
 		if !impls[x.Impl] {

@@ -169,11 +169,43 @@
     document.getElementById("matrix").appendChild(table);
   }
 
-  function runLink(r, text) {
+  // runLink opens run r; for a result x that cites events, zoomed on them.
+  function runLink(r, text, x) {
     var a = el("a", { href: "#" + r.id, text: text });
-    a.addEventListener("click", function (ev) { ev.preventDefault(); goToRun(r.id, true); });
+    a.addEventListener("click", function (ev) {
+      ev.preventDefault();
+      if (x && x.cites && x.cites.length) focusOn(r, x);
+      goToRun(r.id, true);
+    });
     return a;
   }
+
+  // ---- a failure's cited events ----------------------------------------------
+  // A fail's evidence cites events of the observed trace (x.cites, found by
+  // conform from the evidence); its run opens zoomed on them, marked.
+  function citedEvents(run, x) {
+    var tr = D.traces[run.observed];
+    if (!tr || !x || !x.cites) return [];
+    return x.cites.map(function (i) { return tr.events[i]; }).filter(Boolean);
+  }
+  // citeDomain is the window around x's cited events: them, and a twentieth
+  // of the run on each side (at least 5 ms), so what led to them shows too.
+  function citeDomain(run, x, full) {
+    var ts = citedEvents(run, x).map(function (e) { return e.t; });
+    if (!ts.length) return null;
+    var lo = Math.min.apply(null, ts), hi = Math.max.apply(null, ts);
+    var pad = Math.max((hi - lo) * 0.5, (full[1] - full[0]) * 0.05, 5e6);
+    return [Math.max(full[0], lo - pad), Math.min(full[1], hi + pad)];
+  }
+  // focusOn makes x the failure run's timelines show: zoomed on, and marking,
+  // the events it cites.
+  function focusOn(run, x) {
+    run._focus = x;
+    run._zoom = true;
+    renderRun(run);
+  }
+  function isCited(e) { return CITED !== null && CITED.indexOf(e) >= 0; }
+  var CITED = null; // the observed timeline being drawn: its cited events
 
   function showDetail(q, impl, rs, chip) {
     if (selectedChip) selectedChip.classList.remove("selected");
@@ -188,7 +220,7 @@
       d.appendChild(el("div", { "class": "res" }, [
         el("span", { "class": "vtext v-" + x.verdict, text: VLABEL[x.verdict] }), " ",
         el("span", { "class": "mono", text: x.spec + " [" + x.mode + "]" }), " ",
-        r ? runLink(r, "timeline \u25b8") : el("span", { "class": "hint", text: "(no run recorded)" }),
+        r ? runLink(r, x.cites && x.cites.length ? "timeline, at the event it cites \u25b8" : "timeline \u25b8", x) : el("span", { "class": "hint", text: "(no run recorded)" }),
         x.evidence ? el("pre", { "class": "evidence", text: x.evidence }) : null
       ]));
     });
@@ -365,6 +397,8 @@
 
     var y = AXIS_H;
     var tipTexts = [];
+    var cited = which === "observed" && run._focus ? citedEvents(run, run._focus) : [];
+    CITED = cited.length ? cited : null;
     lanes.forEach(function (id, li) {
       var h = heights[li];
       var g = sv("g", { "class": "lane lane-" + laneType(id), "data-lane": id, transform: "translate(0," + y + ")" });
@@ -375,6 +409,14 @@
       drawLane(body, id, evs[id] || [], h, { X: X, clampX: clampX, t1: t1, uid: uid, timers: timers[id], plotRight: LABEL_W + PAD_L + plotW });
       svg.appendChild(g);
       y += h;
+    });
+    CITED = null;
+    // The events the failure cites: a line through every lane, a flag on top.
+    cited.forEach(function (e) {
+      if (e.t < t0 || e.t > t1) return;
+      var x = X(e.t), tipText = "cited by " + rowName(run._focus) + " (" + vlabel(run._focus) + "):\n" + e.str;
+      svg.appendChild(sv("line", { "class": "cite-line", x1: x, x2: x, y1: AXIS_H - 2, y2: total, "data-tip": tipText }));
+      svg.appendChild(sv("path", { "class": "cite-flag", d: "M" + (x - 6) + " " + (AXIS_H - 12) + "h12l-6 9z", "data-tip": tipText }));
     });
 
     // drag to zoom, on the plot area
@@ -421,6 +463,7 @@
     attrs["data-tip"] = tipAttr(evs);
     var first = evs.filter(function (e) { return e && typeof e !== "string"; })[0];
     if (first) attrs["data-kind"] = first.kind;
+    if (evs.some(function (e) { return e && typeof e !== "string" && isCited(e); })) attrs["data-cited"] = "true";
     var m = sv(tag, attrs);
     parent.appendChild(m);
     return m;
@@ -671,11 +714,18 @@
     var prepped = [prepare(gold), prepare(obs)];
     var lanes = laneList(prepped);
     var full = [0, endOf(prepped) * 1.06];
+    if (run._zoom) { run._domain = citeDomain(run, run._focus, full); run._zoom = false; }
     var dom = run._domain || full;
+    var cited = run._focus ? citedEvents(run, run._focus) : [];
     var width = Math.max(700, Math.floor(box.clientWidth || 1300));
     var tools = el("div", { "class": "tl-tools" }, [
       "time axis in ms since the scenario started; showing " + fmtMs(ms(dom[0])) + "\u2013" + fmtMs(ms(dom[1])) + " ms ",
       run._domain ? el("button", { type: "button", text: "reset zoom" }) : null,
+      cited.length ? el("div", { "class": "citenote" }, [
+        el("span", { "class": "vtext v-fail", text: "\u25bc " + vlabel(run._focus) }), " ",
+        el("code", { text: rowName(run._focus) }), " cites: ",
+        el("span", { "class": "mono", text: cited.map(function (e) { return e.str; }).join("; ") })
+      ]) : null,
       " ", stateKey(),
       el("div", { "class": "markkey", text: "\u25b6 SYN  \u25b7 retransmitted SYN  \u2713 SYN-ACK  \u2717 RST  - - - no answer  \u25c6 resolver update  \u25a1 pick queued  \u25a0 picked  hatched: fault on the address  thin band: subchannel state  \u25cf timer fired  \u25ae timer stopped" })
     ]);
@@ -733,8 +783,14 @@
       sec.appendChild(vd);
       rs.forEach(function (x) {
         if (!x.evidence || x.verdict === "pass" || x.evidence === r.err) return;
+        var show = null;
+        if (x.cites && x.cites.length) {
+          show = el("button", { type: "button", "class": "showcite", text: "show on the timeline" });
+          show.addEventListener("click", function () { focusOn(r, x); });
+          if (!r._focus) { r._focus = x; r._zoom = true; }
+        }
         sec.appendChild(el("details", { "class": "ev", open: x.verdict === "fail" ? "" : null }, [
-          el("summary", null, [el("span", { "class": "vtext v-" + x.verdict, text: vlabel(x) }), " ", el("code", { text: rowName(x) })]),
+          el("summary", null, [el("span", { "class": "vtext v-" + x.verdict, text: vlabel(x) }), " ", el("code", { text: rowName(x) }), show ? " " : null, show]),
           el("pre", { "class": "evidence", text: x.evidence })
         ]));
       });

@@ -1,0 +1,42 @@
+package protocol
+
+import "time"
+
+// The driver's stall watch (PROTOCOL.md, "stall"): a goroutine of the
+// driver's own process sleeps in steps of stallStep on a Go timer and
+// measures how late each wake-up is; a wake-up stallThreshold late or more
+// is written as a stall event. conform's lab runs the same watch in its own
+// process (netlab's stall watch), which cannot see this process's stalls:
+// with this one, a timer check on a driver is inconclusive where the
+// driver's own process stood still, as it is for a client in conform's
+// process (suites/spec, RequireSteadyMachine). The figures are netlab's
+// (netlab/stall.go), so the two watches mean the same.
+const (
+	stallStep      = 2 * time.Millisecond
+	stallThreshold = 4 * time.Millisecond
+)
+
+// watchStalls emits a stall event for each late wake-up until stop is
+// closed; done is closed when the watch has ended.
+func (s *Session) watchStalls(stop <-chan struct{}) (done <-chan struct{}) {
+	d := make(chan struct{})
+	go func() {
+		defer close(d)
+		t := time.NewTimer(stallStep)
+		defer t.Stop()
+		before := time.Now()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if late := time.Since(before) - stallStep; late >= stallThreshold {
+				s.emit(map[string]any{"ev": "stall", "late_us": late.Microseconds()})
+			}
+			before = time.Now()
+			t.Reset(stallStep)
+		}
+	}()
+	return d
+}
