@@ -20,6 +20,12 @@
 //   ("observes": "every-change").
 // - RPCs are unary calls with a byte-array marshaller (the lab backends'
 //   /conform.lab.Backend/Name takes and returns raw bytes).
+// - From the first channel on, a daemon thread watches the process for
+//   stalls (PROTOCOL.md, "Stalls": 2 ms sleeps, a wake-up 4 ms late or more
+//   is a stall event). hello does not claim stall_watch: grpc-java's timers
+//   run on Netty's event loops and its own timer thread, which the OS
+//   schedules apart from the watch's, and how closely the watch follows
+//   them has not been measured.
 // - Before hello, when conform asks for it (CONFORM_JAVA_WARM_UP=1, set
 //   only for a driver it starts in the lab), one call over loopback (a grpc-netty server and channel of
 //   the driver's own, on 127.0.0.1 in the client's namespace, never a lab
@@ -337,6 +343,7 @@ public final class Driver {
     } catch (RuntimeException e) {
       throw new CommandError("create: " + target + ": " + e.getMessage());
     }
+    watchStalls();
     // The first report is the state right after create; asking for it with
     // requestConnection leaves IDLE at once.
     watch(channel.getState(true));
@@ -595,6 +602,48 @@ public final class Driver {
       Thread.currentThread().interrupt();
     }
     return new JsonObject();
+  }
+
+  // ---- stall watch ----------------------------------------------------------------
+
+  static final long STALL_STEP_NS = TimeUnit.MILLISECONDS.toNanos(2);
+  static final long STALL_THRESHOLD_NS = TimeUnit.MILLISECONDS.toNanos(4);
+  private static volatile boolean watching;
+
+  /** Starts the stall watch, once. */
+  static synchronized void watchStalls() {
+    if (watching) {
+      return;
+    }
+    watching = true;
+    Thread t = new Thread(() -> {
+      long before = System.nanoTime();
+      while (true) {
+        java.util.concurrent.locks.LockSupport.parkNanos(STALL_STEP_NS);
+        long woke = System.nanoTime();
+        long late = woke - before - STALL_STEP_NS;
+        if (late >= STALL_THRESHOLD_NS) {
+          emitStall(late, woke);
+        }
+        before = System.nanoTime();
+      }
+    }, "conform-stall-watch");
+    t.setDaemon(true);
+    t.setPriority(Thread.MAX_PRIORITY);
+    t.start();
+  }
+
+  /** Writes a stall of late ns that ended at woke (nanoTime). */
+  static void emitStall(long late, long woke) {
+    JsonObject o = event("stall");
+    o.addProperty("late_us", TimeUnit.NANOSECONDS.toMicros(late));
+    synchronized (OUT_LOCK) {
+      // Written after the wake-up by as long as the lock took.
+      o.addProperty("ago_us", TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - woke));
+      out.print(GSON.toJson(o));
+      out.print('\n');
+      out.flush();
+    }
   }
 
   // ---- warm-up ------------------------------------------------------------------

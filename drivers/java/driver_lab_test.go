@@ -203,4 +203,24 @@ func TestJavaDriver_RoundRobin_EndpointsStatesReResolution(t *testing.T) {
 	if err := p.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
+	// The stall watch's reports, if the machine stood still: each at least
+	// its 4 ms threshold long.
+	for drained := false; !drained; {
+		select {
+		case e := <-ev.ch:
+			ev.seen = append(ev.seen, e)
+		default:
+			drained = true
+		}
+	}
+	stalls := 0
+	for _, e := range ev.seen {
+		if e.Kind == trace.KindStall {
+			stalls++
+			if e.Duration < 4*time.Millisecond {
+				t.Errorf("stall event %+v: shorter than the watch's 4 ms threshold", e)
+			}
+		}
+	}
+	t.Logf("%d stalls reported by the driver's watch", stalls)
 }
