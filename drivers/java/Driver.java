@@ -114,6 +114,8 @@ public final class Driver {
 
   /** A command that cannot be carried out: an error reply. */
   static final class CommandError extends Exception {
+    private static final long serialVersionUID = 1L;
+
     CommandError(String msg) {
       super(msg);
     }
@@ -262,9 +264,10 @@ public final class Driver {
     // grpc-java took shuffleAddressList (A62) in 1.56; before, pick_first has no config.
     can.addProperty("shuffle", atLeast(1, 56));
     can.addProperty("wait_for_ready", true);
-    // Debian's libgrpc-java has no grpc-xds module; grpc-services (health) is not packaged either.
-    can.addProperty("xds", classExists("io.grpc.xds.XdsNameResolverProvider"));
-    can.addProperty("health_check", classExists("io.grpc.services.HealthCheckingLoadBalancerFactory"));
+    // Debian packages neither grpc-xds nor grpc-services (client-side
+    // health checking), and conform's class path has only what it packages.
+    can.addProperty("xds", false);
+    can.addProperty("health_check", false);
     can.addProperty("connection_attempt_delay", false);
     JsonObject h = new JsonObject();
     h.addProperty("protocol", PROTOCOL);
@@ -289,15 +292,6 @@ public final class Driver {
       int mi = Integer.parseInt(p[1]);
       return ma > major || (ma == major && mi >= minor);
     } catch (RuntimeException e) {
-      return false;
-    }
-  }
-
-  static boolean classExists(String name) {
-    try {
-      Class.forName(name, false, Driver.class.getClassLoader());
-      return true;
-    } catch (ClassNotFoundException | LinkageError e) {
       return false;
     }
   }
