@@ -13,7 +13,8 @@ import (
 const cacheUsage = `Usage:
   conform cache [path]
       Prints the cache directory: where conform builds and installs the
-      drivers (grpc-go per version, grpc-js from npm) — $CONFORM_CACHE, else
+      drivers (grpc-go per version, grpc-js from npm, the grpc-java driver
+      compiled per libgrpc-java version) — $CONFORM_CACHE, else
       ~/.cache/conform — and what it holds.
 
   conform cache clean

@@ -46,7 +46,7 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	f := tryFlags{}
 	fs := flag.NewFlagSet("try", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio")
+	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio, grpc-java")
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
 	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)

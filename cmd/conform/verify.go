@@ -37,6 +37,10 @@ const verifyUsage = `Usage:
       grpc-js@1.14.7     grpc-js from npm (installed once per version)
       grpcio             C-core through Debian's python3-grpcio (the system
                          package: conform says what to install if it is missing)
+      grpc-java          grpc-java with grpc-netty from Debian's libgrpc-java
+                         (system packages; the driver is compiled once per
+                         installed version, into the cache; grpc-java@1.41.3
+                         names that version and refuses any other)
       reference          conform's own policies, through the same driver
                          protocol as a third party
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+
+	"github.com/conformlab/conform/drivers/java"
 )
 
 // NotPublishedError says that a release's version does not exist where its
@@ -16,11 +18,17 @@ type NotPublishedError struct {
 	Release Release
 	Where   string // "the Go module proxy (GOPROXY=…)", "the npm registry (…)"
 	Detail  string // what the proxy or registry said, on one line
+	// Want says what to ask for instead; default: a published version.
+	Want string
 }
 
 func (e *NotPublishedError) Error() string {
-	return fmt.Sprintf("impl %q: %s has no version %s (%s); want a published version, e.g. %s",
-		e.Release, e.Where, e.Release.Version, e.Detail, exampleOf(e.Release.Name))
+	want := e.Want
+	if want == "" {
+		want = "want a published version, e.g. " + exampleOf(e.Release.Name)
+	}
+	return fmt.Sprintf("impl %q: %s has no version %s (%s); %s",
+		e.Release, e.Where, e.Release.Version, e.Detail, want)
 }
 
 func exampleOf(name string) string {
@@ -33,7 +41,8 @@ func exampleOf(name string) string {
 // Published checks, before anything is built or installed, that impl's
 // version exists where its installer fetches it: grpc-go's module version
 // from the Go module proxy (`go list -m`, which reads the module cache
-// first), grpc-js's from the npm registry (`npm view`). A version that does
+// first), grpc-js's from the npm registry (`npm view`), grpc-java's among
+// the system's packages (the one libgrpc-java installed). A version that does
 // not exist is a *NotPublishedError; any other error means the check could
 // not be made (no network, no npm) and says why. Implementations without a
 // fetched version (grpcio, the reference) always pass.
@@ -43,6 +52,23 @@ func Published(ctx context.Context, impl Release) error {
 		return goPublished(ctx, impl)
 	case impl.Name == GRPCJS && impl.Version != "":
 		return npmPublished(ctx, impl)
+	case impl.Name == GRPCJava && impl.Version != "":
+		return javaInstalled(ctx, impl)
+	}
+	return nil
+}
+
+// javaInstalled checks that grpc-java's version is the one Debian's
+// libgrpc-java installed: conform runs the system's, and no other.
+func javaInstalled(ctx context.Context, impl Release) error {
+	sys, err := java.Check(ctx)
+	if err != nil {
+		return fmt.Errorf("checking %s: %w", impl, err)
+	}
+	if have := sys.GRPCVersion(); have != impl.Version {
+		return &NotPublishedError{Release: impl, Where: "the system (Debian's libgrpc-java, which conform runs as installed)",
+			Detail: "it has " + have + ", libgrpc-java " + sys.Version,
+			Want:   "say " + GRPCJava + " or " + GRPCJava + "@" + have + ", or install another libgrpc-java"}
 	}
 	return nil
 }

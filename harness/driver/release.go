@@ -39,12 +39,14 @@ const (
 	GRPCGo    = "grpc-go"
 	GRPCJS    = "grpc-js"
 	GRPCIO    = "grpcio"
+	GRPCJava  = "grpc-java"
 	Reference = "reference"
 )
 
 // ParseRelease parses "name@version" ("grpc-go@v1.85.0", "grpc-js@1.14.7",
-// "grpcio", "reference"). grpc-go needs a semantic version with its "v";
-// the reference takes none (it is this conform's).
+// "grpcio", "grpc-java@1.41.3", "reference"). grpc-go needs a semantic
+// version with its "v", grpc-java one without; the reference takes none (it
+// is this conform's).
 func ParseRelease(arg string) (Release, error) {
 	name, version, hasVersion := strings.Cut(arg, "@")
 	impl := Release{Name: name, Version: version}
@@ -57,14 +59,16 @@ func ParseRelease(arg string) (Release, error) {
 		return Release{}, fmt.Errorf("impl %q: say which grpc-go, e.g. grpc-go@v1.85.0", arg)
 	case name == GRPCGo && (!semver.IsValid(version) || semver.Canonical(version) != version):
 		return Release{}, fmt.Errorf("impl %q: %q is not a grpc-go module version (vMAJOR.MINOR.PATCH)", arg, version)
-	case name == Reference, name == GRPCGo, name == GRPCJS, name == GRPCIO:
+	case name == GRPCJava && hasVersion && semver.Canonical("v"+version) != "v"+version:
+		return Release{}, fmt.Errorf("impl %q: %q is not a grpc-java version (MAJOR.MINOR.PATCH, as Debian's libgrpc-java installs it)", arg, version)
+	case name == Reference, name == GRPCGo, name == GRPCJS, name == GRPCIO, name == GRPCJava:
 		return impl, nil
 	}
 	return Release{}, fmt.Errorf("impl %q: unknown implementation (known: %s)", arg, strings.Join(knownNames(), ", "))
 }
 
 func knownNames() []string {
-	return []string{GRPCGo, GRPCJS, GRPCIO, Reference}
+	return []string{GRPCGo, GRPCJS, GRPCIO, GRPCJava, Reference}
 }
 
 // Command is how to start a driver: a program, its arguments, extra

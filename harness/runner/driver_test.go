@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/conformlab/conform/drivers/java"
 	"github.com/conformlab/conform/drivers/python"
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/driver/drivertest"
@@ -659,5 +660,49 @@ func TestRunLab_ReferenceRefusesEnvItCannotHonour(t *testing.T) {
 	_, err := Run(context.Background(), s, Driver{Impl: driver.Release{Name: driver.Reference}, Cache: t.TempDir()}, trace.ModeLab, Options{})
 	if err == nil || !strings.Contains(err.Error(), "client.env."+scenario.EnvXDSDualstackEndpoints) {
 		t.Fatalf("err = %v, want one naming client.env.%s", err, scenario.EnvXDSDualstackEndpoints)
+	}
+}
+
+// TestRunLab_GRPCJava_NoHappyEyeballs runs he-dropped-ipv6, with a 2 s
+// deadline, through the grpc-java driver (compiled against Debian's
+// libgrpc-java into the cache): the conform resolver gives pick_first one
+// endpoint of two addresses, and grpc-java 1.41, which predates A61's
+// Happy Eyeballs, waits on the dropped IPv6 address without trying IPv4
+// within the deadline.
+func TestRunLab_GRPCJava_NoHappyEyeballs(t *testing.T) {
+	requireLab(t)
+	sys, err := java.Check(context.Background())
+	if err != nil {
+		t.Skipf("grpc-java driver: %v", err)
+	}
+	impl := driver.Release{Name: driver.GRPCJava}
+	install(t, impl)
+	s := scenario.New("he-dropped-ipv6-deadline").
+		Backend("b1", scenario.Dual).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
+		At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(2*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+		End(30 * time.Second).
+		MustBuild()
+	tr, err := Run(context.Background(), s, Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{Seed: 1})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, dumpTrace(tr))
+	}
+	if tr.Header.Impl != driver.GRPCJava || tr.Header.ImplVersion != sys.GRPCVersion() || tr.Header.Env["driver.observes"] != "every-change" {
+		t.Errorf("header says %s %s, env %v; want %s %s observing every change", tr.Header.Impl, tr.Header.ImplVersion, tr.Header.Env, driver.GRPCJava, sys.GRPCVersion())
+	}
+	up, _ := firstOf(tr.Events, trace.KindResolverUpdate, "")
+	if syn, ok := firstOf(tr.Events, trace.KindSYN, AddrOf("b1", 0, scenario.IPv6)); !ok {
+		t.Errorf("no SYN to the IPv6 address:\n%s", dumpTrace(tr))
+	} else {
+		t.Logf("grpc-java %s: first SYN %v after the resolver update", sys.GRPCVersion(), syn.T-up.T)
+	}
+	if e, ok := firstOf(tr.Events, trace.KindSYN, AddrOf("b1", 0, scenario.IPv4)); ok {
+		t.Errorf("IPv4 SYN at %v: grpc-java 1.41 should wait on the first address", e.T)
+	}
+	if res, ok := firstOf(tr.Events, trace.KindRPCResult, ""); !ok || res.Code != "DEADLINE_EXCEEDED" {
+		t.Errorf("rpc-result %+v, want DEADLINE_EXCEEDED\n%s", res, dumpTrace(tr))
 	}
 }

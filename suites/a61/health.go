@@ -79,6 +79,27 @@ func clientCloses(tr *trace.Trace, addr string, before time.Duration) []trace.Ev
 	return trace.Select(spec.Of(tr, trace.KindConnClose), func(e trace.Event) bool { return e.Addr == addr && e.T < before })
 }
 
+// liveConnection reports whether the client had a connection open to addr
+// at t, as the backend saw them: one accepted before t that the client had
+// not closed (conn-close) before t. known is false for a trace without the
+// backends' view (the simulator's).
+func liveConnection(tr *trace.Trace, addr string, t time.Duration) (live, known bool) {
+	accepts := trace.Select(spec.Of(tr, trace.KindAccept), func(e trace.Event) bool { return e.Addr == addr && e.T < t })
+	if len(spec.Of(tr, trace.KindAccept)) == 0 {
+		return false, false
+	}
+	closed := map[string]bool{}
+	for _, e := range clientCloses(tr, addr, t) {
+		closed[e.Peer] = true
+	}
+	for _, a := range accepts {
+		if !closed[a.Peer] {
+			return true, true
+		}
+	}
+	return false, true
+}
+
 // lastResult is the time of the run's last RPC result.
 func lastResult(tr *trace.Trace) time.Duration {
 	res := spec.Of(tr, trace.KindRPCResult)

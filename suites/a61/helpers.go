@@ -8,6 +8,7 @@ import (
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -24,6 +25,16 @@ func attemptsTo(tr *trace.Trace, addr string, from time.Duration) []time.Duratio
 		out = append(out, e.T)
 	}
 	return out
+}
+
+// absentUnlessAttempted ends the check failed, of kind absent, when the run
+// shows no connection attempt to addr from `from` on: no sign of what was
+// to start it (a Connection Attempt Delay that never fires), rather than an
+// attempt made otherwise.
+func absentUnlessAttempted(tr *trace.Trace, addr string, from time.Duration, what string) {
+	if len(attemptsTo(tr, addr, from)) == 0 {
+		verdict.NoSign("no connection attempt to %s in the run (from %v on): %s", addr, from, what)
+	}
 }
 
 // order is the addresses of as in order of their first attempt, each once.

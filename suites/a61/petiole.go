@@ -155,6 +155,15 @@ func rrReorder() spec.Spec {
 			{Requirement: "A61-PETIOLE-REORDER-PUSHED", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				const down = 400 * time.Millisecond
 				v4, v6 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b1/ipv6")
+				// The fault must take b1's connection: one open on b1/ipv6,
+				// none on b1/ipv4. A client that rebuilt b1's endpoint at
+				// the reorder (A61-PETIOLE-ENDPOINT-IDENTITY's fail) is
+				// connected over IPv4 by then, whatever became of its old
+				// connection: the fault takes nothing from it.
+				live6, known := liveConnection(tr, v6, down)
+				live4, _ := liveConnection(tr, v4, down)
+				verdict.Require(!known || live6 && !live4,
+					"b1 was not connected over %s alone when that address went down at %v (open there: %v; open on %s: %v): the fault took no connection b1 needed", v6, down, live6, v4, live4)
 				as := trace.Select(attempts(tr, down), func(e trace.Event) bool { return e.Addr == v4 || e.Addr == v6 })
 				if len(as) == 0 {
 					verdict.NoSign("b1 never reconnected after losing its connection")

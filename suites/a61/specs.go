@@ -95,12 +95,14 @@ func heDroppedIPv6() spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A61-HE-TIMER-NEXT-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				spec.RequireFirstAttempt(tr, spec.Addr(tr, "b1/ipv6"))
+				absentUnlessAttempted(tr, spec.Addr(tr, "b1/ipv4"), 0, "no timer moved on from the hung IPv6 attempt")
 				g.Expect(tr).To(match.HaveAttemptOrder(spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")))
 			}},
 			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				v6, v4 := spec.Addr(tr, "b1/ipv6"), spec.Addr(tr, "b1/ipv4")
 				spec.RequireFirstAttempt(tr, v6)
 				spec.RequirePromptFirstAttempt(tr)
+				absentUnlessAttempted(tr, v4, 0, "no Connection Attempt Delay moved on from the hung IPv6 attempt")
 				spec.RequireSteadyBetweenAttempts(tr, v6, v4, "250 ms Connection Attempt Delay")
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(v6, v4, 250*time.Millisecond, spec.TimerWithin(tr)))
 			}},

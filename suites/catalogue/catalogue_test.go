@@ -120,7 +120,7 @@ func TestCatalogue_ScopesNameWhatRunsShow(t *testing.T) {
 			t.Errorf("harness/requirement/%s:%d: %s: %s is no switch a scenario sets (%s)", requirement.FileName, r.Line, r.ID, a.Env, strings.Join(scenario.EnvVars(), ", "))
 		}
 	}
-	for _, impl := range []string{driver.GRPCGo, driver.GRPCJS, driver.GRPCIO} {
+	for _, impl := range []string{driver.GRPCGo, driver.GRPCJS, driver.GRPCIO, driver.GRPCJava} {
 		if requirement.LanguageOf(impl) == "" {
 			t.Errorf("conform runs %s, whose language the catalogue's scopes do not know", impl)
 		}
