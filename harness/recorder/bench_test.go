@@ -1,0 +1,181 @@
+package recorder
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/balancer"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/resolver"
+
+	"github.com/conformlab/conform/harness/trace"
+)
+
+// The benchmarks compare a policy's pick and subchannel state change with
+// and without the recorder around it, the recorder writing to Files in a
+// temporary directory:
+//
+//	go test -run '^$' -bench . -benchmem ./harness/recorder
+//
+// The goal (issue 14): under 1 µs and no allocation per pick.
+
+// benchCC is the channel's side: it keeps the listener and the picker.
+type benchCC struct {
+	balancer.ClientConn // nil: a method not overridden here panics
+	listener            func(balancer.SubConnState)
+	picker              balancer.Picker
+}
+
+func (c *benchCC) NewSubConn(_ []resolver.Address, o balancer.NewSubConnOptions) (balancer.SubConn, error) {
+	c.listener = o.StateListener
+	return &benchSC{}, nil
+}
+
+func (c *benchCC) UpdateState(s balancer.State) { c.picker = s.Picker }
+
+type benchSC struct{ balancer.SubConn }
+
+func (*benchSC) Connect() {}
+
+// oneSC is the smallest policy: one subchannel, a picker of it once READY.
+type oneSC struct {
+	cc balancer.ClientConn
+	sc balancer.SubConn
+}
+
+type oneSCBuilder struct{}
+
+func (oneSCBuilder) Name() string { return "bench_one_subchannel" }
+
+func (oneSCBuilder) Build(cc balancer.ClientConn, _ balancer.BuildOptions) balancer.Balancer {
+	return &oneSC{cc: cc}
+}
+
+func (b *oneSC) UpdateClientConnState(s balancer.ClientConnState) error {
+	b.sc, _ = b.cc.NewSubConn(s.ResolverState.Addresses, balancer.NewSubConnOptions{StateListener: b.onState})
+	b.sc.Connect()
+	return nil
+}
+
+func (b *oneSC) onState(s balancer.SubConnState) {
+	if s.ConnectivityState == connectivity.Ready {
+		b.cc.UpdateState(balancer.State{ConnectivityState: connectivity.Ready, Picker: fixedPicker{b.sc}})
+	}
+}
+
+func (b *oneSC) ResolverError(error)                                        {}
+func (b *oneSC) UpdateSubConnState(balancer.SubConn, balancer.SubConnState) {}
+func (b *oneSC) ExitIdle()                                                  {}
+func (b *oneSC) Close()                                                     {}
+
+type fixedPicker struct{ sc balancer.SubConn }
+
+func (p fixedPicker) Pick(balancer.PickInfo) (balancer.PickResult, error) {
+	return balancer.PickResult{SubConn: p.sc}, nil
+}
+
+// readyChannel is oneSC READY on one address, recorded into Files when rec
+// is set; it returns the channel's side and the Files (nil without).
+func readyChannel(b *testing.B, rec bool) (*benchCC, *Files) {
+	cc := &benchCC{}
+	var f *Files
+	var bb balancer.Builder = oneSCBuilder{}
+	if rec {
+		var err error
+		if f, err = OpenFiles(FileOptions{Dir: b.TempDir()}); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		bb = New(bb, Options{Sink: f})
+	}
+	bal := bb.Build(cc, balancer.BuildOptions{})
+	bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: resolver.State{Addresses: []resolver.Address{{Addr: "198.18.0.1:443"}}}})
+	cc.listener(balancer.SubConnState{ConnectivityState: connectivity.Ready})
+	return cc, f
+}
+
+func benchmarkPick(b *testing.B, rec bool) {
+	cc, f := readyChannel(b, rec)
+	info := balancer.PickInfo{FullMethodName: "/svc/Method", Ctx: context.Background()}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := cc.picker.Pick(info); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if f != nil {
+		b.ReportMetric(float64(f.Dropped())/float64(b.N), "dropped/op")
+	}
+}
+
+// BenchmarkPick: a pick of the bare policy, and through the recorder.
+func BenchmarkPick(b *testing.B) {
+	b.Run("unwrapped", func(b *testing.B) { benchmarkPick(b, false) })
+	b.Run("recorded", func(b *testing.B) { benchmarkPick(b, true) })
+}
+
+// BenchmarkPickParallel: picks from every core at once, as a busy client's
+// RPCs make them.
+func BenchmarkPickParallel(b *testing.B) {
+	for _, rec := range []bool{false, true} {
+		name := map[bool]string{false: "unwrapped", true: "recorded"}[rec]
+		b.Run(name, func(b *testing.B) {
+			cc, _ := readyChannel(b, rec)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				info := balancer.PickInfo{FullMethodName: "/svc/Method", Ctx: context.Background()}
+				for pb.Next() {
+					cc.picker.Pick(info)
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkSubConnState: a subchannel state change reaching the policy
+// (CONNECTING and IDLE in turn, which oneSC only takes note of).
+func BenchmarkSubConnState(b *testing.B) {
+	for _, rec := range []bool{false, true} {
+		name := map[bool]string{false: "unwrapped", true: "recorded"}[rec]
+		b.Run(name, func(b *testing.B) {
+			cc, _ := readyChannel(b, rec)
+			states := [2]balancer.SubConnState{{ConnectivityState: connectivity.Connecting}, {ConnectivityState: connectivity.Idle}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				cc.listener(states[i&1])
+			}
+		})
+	}
+}
+
+// BenchmarkFilesWrite: the writer's cost per event written to a file (with
+// rotation at the default size): the rate the recorder sustains without
+// dropping.
+func BenchmarkFilesWrite(b *testing.B) {
+	f, err := openFiles(FileOptions{Dir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := trace.Event{Source: trace.SourcePolicy, Kind: trace.KindPick, Subchannel: "sc1", Addr: "198.18.0.1:443"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		e.T = time.Duration(i)
+		f.writeLine(e)
+		if i%64 == 63 {
+			f.flush()
+		}
+	}
+	b.StopTimer()
+	f.flush()
+	if f.err != nil {
+		b.Fatal(f.err)
+	}
+	go f.run()
+	f.Close()
+}
