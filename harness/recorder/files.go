@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,16 +197,7 @@ func (o FileOptions) withDefaults() (FileOptions, error) {
 }
 
 // grpcVersion is the version of grpc-go linked into the program.
-func grpcVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "google.golang.org/grpc" {
-				return d.Version
-			}
-		}
-	}
-	return ""
-}
+func grpcVersion() string { return "v" + grpc.Version }
 
 // makeHeader is the header of every file: the client, described as a
 // scenario with no timeline, and when T = 0 was on the wall clock.
