@@ -17,12 +17,18 @@ import (
 // fate, its DNS answers, and, in clear text, its RPCs' results. From it,
 // FromCapture rebuilds the environment:
 //
-//   - Addresses: every address a SYN went to is a backend's; the addresses a
-//     DNS answer gave are one resolver update (each an endpoint, as the DNS
-//     resolver makes them, A61), at the time of the answer. Which addresses
-//     belong to one dual-stack backend is not known: each is a backend of
-//     its own. Without a DNS answer, the client had its addresses from the
-//     start, in the order it first tried them.
+//   - Addresses: every address a SYN went to is a backend's, and so is
+//     every address a DNS answer gave, on the port the client's attempts
+//     used. The A and AAAA answers for one name within a second of each
+//     other are one resolver update (each address an endpoint, as the DNS
+//     resolver makes them, A61), at the time of the last answer: the
+//     addresses the client tried first, in the order it first tried them,
+//     then the others in answer order. Which addresses belong to one
+//     dual-stack backend is not known: each is a backend of its own.
+//     Without a DNS answer, the client had its addresses from the start:
+//     Inference.Addrs when the caller knows them, else those it tried, in
+//     the order it first tried them (an address it never tried is not on
+//     the wire).
 //   - An attempt answered by a SYN-ACK: no fault; one refused by an RST
 //     within Inference.RefusedWithin: reset; one never answered: drop, from
 //     its first SYN; one answered only after retransmissions: a drop that
@@ -50,7 +56,7 @@ func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping,
 	if len(evs) == 0 {
 		return nil, nil, fmt.Errorf("replay: environment of a capture: no connection attempt, DNS answer or RPC result in it")
 	}
-	m, backends, updates, err := mapCaptured(evs)
+	m, backends, updates, err := mapCaptured(evs, in.Addrs)
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay: environment of a capture: %w", err)
 	}
@@ -80,64 +86,156 @@ func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping,
 }
 
 // mapCaptured maps the addresses of the DNS answers and of the attempts,
-// each on a backend of its own, and returns the DNS answers as resolver
+// each on a backend of its own, and returns the DNS resolutions as resolver
 // updates (class 1, as resolveSteps gives them).
-func mapCaptured(evs []trace.Event) (Mapping, []scenario.Backend, []timedAction, error) {
+func mapCaptured(evs []trace.Event, given []string) (Mapping, []scenario.Backend, []timedAction, error) {
 	am := &addrMapper{m: Mapping{}}
-	ports := attemptPorts(evs)
+	tried := attemptOrder(evs)
+	for _, a := range given {
+		if _, err := netip.ParseAddrPort(a); err != nil {
+			return nil, nil, nil, fmt.Errorf("the client's addresses: %q is not ip:port", a)
+		}
+	}
 	var updates []timedAction
-	for _, e := range trace.Select(evs, trace.OfKind(trace.KindDNSQuery)) {
+	for _, r := range resolutions(evs) {
 		var eps []scenario.Endpoint
-		for _, a := range answeredAddrs(e.Detail, ports) {
-			if err := am.endpoint([]string{a}); err != nil {
-				return nil, nil, nil, err
+		for _, a := range r.addrs(tried) {
+			if _, known := am.m[a]; !known {
+				if err := am.endpoint([]string{a}); err != nil {
+					return nil, nil, nil, err
+				}
 			}
 			eps = append(eps, scenario.EP(am.m[a]))
 		}
 		if len(eps) > 0 {
-			updates = append(updates, timedAction{at: e.T, class: 1, action: scenario.Resolve(eps...)})
+			updates = append(updates, timedAction{at: r.at, class: 1, action: scenario.Resolve(eps...)})
 		}
 	}
-	var tried []scenario.Endpoint
-	for _, e := range trace.Select(evs, trace.OfKind(trace.KindSYN)) {
-		if _, known := am.m[e.Addr]; known {
+	var untold []scenario.Endpoint
+	if len(updates) > 0 {
+		given = nil // the DNS answers say what the client was given
+	}
+	for _, a := range slices.Concat(given, tried.addrs) {
+		if _, known := am.m[a]; known {
 			continue
 		}
-		if err := am.endpoint([]string{e.Addr}); err != nil {
+		if err := am.endpoint([]string{a}); err != nil {
 			return nil, nil, nil, err
 		}
-		tried = append(tried, scenario.EP(am.m[e.Addr]))
+		untold = append(untold, scenario.EP(am.m[a]))
 	}
-	if len(updates) == 0 && len(tried) > 0 {
+	if len(updates) == 0 && len(untold) > 0 {
 		// No DNS answer in the capture: the client had its addresses
 		// before it, in the order it first tried them.
-		updates = append(updates, timedAction{at: 0, class: 1, action: scenario.Resolve(tried...)})
+		updates = append(updates, timedAction{at: 0, class: 1, action: scenario.Resolve(untold...)})
 	}
 	return am.m, am.backends, updates, nil
 }
 
-// attemptPorts are the server ports the client's attempts went to, by IP.
-func attemptPorts(evs []trace.Event) map[netip.Addr]uint16 {
-	out := map[netip.Addr]uint16{}
+// tried is the addresses the client's attempts went to, in the order of
+// their first SYN, with the server port of each IP.
+type tried struct {
+	addrs []string
+	order map[string]int
+	ports map[netip.Addr]uint16
+}
+
+func attemptOrder(evs []trace.Event) tried {
+	t := tried{order: map[string]int{}, ports: map[netip.Addr]uint16{}}
 	for _, e := range trace.Select(evs, trace.OfKind(trace.KindSYN)) {
+		if _, seen := t.order[e.Addr]; seen {
+			continue
+		}
+		t.order[e.Addr] = len(t.addrs)
+		t.addrs = append(t.addrs, e.Addr)
 		if ap, err := netip.ParseAddrPort(e.Addr); err == nil {
-			out[ap.Addr()] = ap.Port()
+			t.ports[ap.Addr()] = ap.Port()
+		}
+	}
+	return t
+}
+
+// port is the server port of ip: the one its attempts went to, else the
+// one port every attempt went to (a service has one); false if neither.
+func (t tried) port(ip netip.Addr) (uint16, bool) {
+	if p, ok := t.ports[ip]; ok {
+		return p, true
+	}
+	var only uint16
+	for _, p := range t.ports {
+		if only != 0 && p != only {
+			return 0, false
+		}
+		only = p
+	}
+	return only, only != 0
+}
+
+// resolutionWindow: the A and AAAA answers for one name within it of the
+// first are one resolution. A DNS resolver asks for both at once and gives
+// the channel one update of both (A61, the DNS resolver's addresses).
+const resolutionWindow = time.Second
+
+// resolution is one name's DNS answers, given to the client as one update.
+type resolution struct {
+	at      time.Duration // the last answer's
+	first   time.Duration
+	name    string
+	answers []netip.Addr // in answer order
+}
+
+// resolutions groups the capture's DNS answers into resolutions.
+func resolutions(evs []trace.Event) []*resolution {
+	var out []*resolution
+	open := map[string]*resolution{}
+	for _, e := range trace.Select(evs, trace.OfKind(trace.KindDNSQuery)) {
+		fields := strings.Fields(e.Detail)
+		if len(fields) < 3 {
+			continue
+		}
+		r := open[fields[1]]
+		if r == nil || e.T-r.first > resolutionWindow {
+			r = &resolution{first: e.T, name: fields[1]}
+			open[fields[1]] = r
+			out = append(out, r)
+		}
+		r.at = e.T
+		for _, f := range fields[3:] {
+			if ip, err := netip.ParseAddr(f); err == nil {
+				r.answers = append(r.answers, ip)
+			}
 		}
 	}
 	return out
 }
 
-// answeredAddrs are the addresses a dns-query event's Detail ("TYPE name
-// RCODE addr…") answered that the client then tried, as ip:port.
-func answeredAddrs(detail string, ports map[netip.Addr]uint16) []string {
-	fields := strings.Fields(detail)
+// addrs are the resolution's addresses as ip:port: those the client tried
+// first, in the order it first tried them (the order the client's resolver
+// gave them is not on the wire; its first attempts show it), then the
+// others in answer order, on the port the client's attempts used. An
+// address whose port cannot be told is left out.
+func (r *resolution) addrs(t tried) []string {
 	var out []string
-	for _, f := range fields[min(3, len(fields)):] {
-		ip, err := netip.ParseAddr(f)
-		if port, tried := ports[ip]; err == nil && tried {
-			out = append(out, netip.AddrPortFrom(ip, port).String())
+	for _, ip := range r.answers {
+		if p, ok := t.port(ip); ok {
+			if a := netip.AddrPortFrom(ip, p).String(); !slices.Contains(out, a) {
+				out = append(out, a)
+			}
 		}
 	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		oa, ta := t.order[a]
+		ob, tb := t.order[b]
+		switch {
+		case ta && tb:
+			return cmp.Compare(oa, ob)
+		case ta:
+			return -1
+		case tb:
+			return 1
+		}
+		return 0
+	})
 	return out
 }
 
