@@ -33,9 +33,19 @@ import (
 //     within Inference.RefusedWithin: reset; one never answered: drop, from
 //     its first SYN; one answered only after retransmissions: a drop that
 //     ended between the retransmission before and the one that got through.
-//   - RPCs: one per rpc-result the capture decoded, sent wait-for-ready at
-//     the first attempt of the capture (when the application started it is
-//     not on the wire).
+//   - RPCs: one per rpc-result the capture decoded, sent wait-for-ready.
+//     When the application sent it is not on the wire; when its request
+//     left is (rpc-served), and how long after its connection was ready
+//     (the connection's SYN-ACK plus one more round trip, for HTTP/2's
+//     SETTINGS). A request that left more than Inference.QueuedWithin
+//     after that went out on a ready connection: the RPC was sent then.
+//     One that left as its connection became ready had waited for it: it
+//     was sent no later than that and, since an RPC goes out at once on a
+//     working connection, no earlier than the last sign of one (a request,
+//     a result or a preface on another connection); it is placed at the
+//     first attempt after that sign (or the capture's first attempt). An
+//     RPC whose request the capture lacks is placed at the first attempt.
+//     The scenario's description says, per RPC, which rule placed it.
 //
 // What it cannot tell, the scenario's description says: stall (an accepted
 // connection that never answers HTTP/2) looks answered; the client's LB
@@ -51,7 +61,8 @@ func FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
 // thresholds.
 func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping, error) {
 	in = in.withDefaults()
-	evs = trace.Select(evs, trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST, trace.KindDNSQuery, trace.KindRPCResult))
+	evs = trace.Select(evs, trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST, trace.KindDNSQuery, trace.KindRPCResult,
+		trace.KindRPCServed, trace.KindPreface))
 	slices.SortStableFunc(evs, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
 	if len(evs) == 0 {
 		return nil, nil, fmt.Errorf("replay: environment of a capture: no connection attempt, DNS answer or RPC result in it")
@@ -65,11 +76,12 @@ func (in Inference) FromCapture(evs []trace.Event) (*scenario.Scenario, Mapping,
 	}
 	steps := faultSteps(in.attemptObservations(evs), m)
 	steps = append(steps, updates...)
-	steps = append(steps, capturedRPCs(evs)...)
+	rpcs, rpcNotes := in.capturedRPCs(evs)
+	steps = append(steps, rpcs...)
 	slices.SortStableFunc(steps, func(a, b timedAction) int {
 		return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.class, b.class), strings.Compare(fmt.Sprint(a.action), fmt.Sprint(b.action)))
 	})
-	b := scenario.New(in.Name).Describe(describeCapture(evs, m))
+	b := scenario.New(in.Name).Describe(describeCapture(evs, m, rpcNotes))
 	for _, be := range backends {
 		b.Backend(be.Name, be.Stack)
 	}
@@ -293,31 +305,19 @@ func (in Inference) attemptObservations(evs []trace.Event) []observation {
 	return obs
 }
 
-// capturedRPCs are the RPCs the capture decoded, one per rpc-result, sent
-// wait-for-ready at the capture's first attempt.
-func capturedRPCs(evs []trace.Event) []timedAction {
-	syns := trace.Select(evs, trace.OfKind(trace.KindSYN))
-	if len(syns) == 0 {
-		return nil
-	}
-	var out []timedAction
-	for i, e := range trace.Select(evs, trace.OfKind(trace.KindRPCResult)) {
-		id := validID(e.RPC)
-		if id == "" {
-			id = fmt.Sprintf("r%d", i+1)
-		}
-		out = append(out, timedAction{at: syns[0].T, class: 2, action: scenario.RPC(id, scenario.WaitForReady())})
-	}
-	return out
-}
-
-// describeCapture documents the mapping and what the capture could not show.
-func describeCapture(evs []trace.Event, m Mapping) string {
+// describeCapture documents the mapping, what the capture could not show,
+// and how each RPC's time was inferred.
+func describeCapture(evs []trace.Event, m Mapping, rpcNotes []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Inferred by replay.FromCapture from %d captured events.\nAddresses (symbolic = as captured):\n%s\n", len(evs), m)
 	b.WriteString("Uncertain: which addresses are one dual-stack backend (each is its own); a stall looks answered; " +
-		"RPCs start at the first attempt, wait-for-ready (the wire does not show when the application sent them); " +
-		"the client's LB policy and configuration are not on the wire.")
+		"the client's LB policy and configuration are not on the wire. " +
+		"RPCs: the wire shows when a request left, not when the application sent it; each is placed as the evidence below allows, " +
+		"and sent wait-for-ready (an RPC the capture shows reached a server, which a wait-for-ready RPC does whenever one without it does); " +
+		"deadlines and RPCs that never reached a server are not on the wire.")
+	for _, n := range rpcNotes {
+		b.WriteString("\n" + n)
+	}
 	return b.String()
 }
 
