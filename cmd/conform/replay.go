@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/conformlab/conform/harness/compare"
@@ -33,6 +34,7 @@ const replayUsage = `Usage:
 
   Examples:
       sudo conform replay --lb pick_first --impl grpc-go@v1.85.0 --impl grpc-go@v1.55.0 client.pcapng
+      sudo conform replay client.pcap --lb pick_first --addrs '[2001:db8::1]:443,192.0.2.1:443' --impl grpc-go@v1.55.0
       conform replay --mode sim --out /tmp/replay field.jsonl
 
 Flags:
@@ -42,6 +44,7 @@ type replayFlags struct {
 	tryFlags
 	impls implList
 	lb    string
+	addrs string
 }
 
 func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,35 +53,47 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	fs.Var(&f.impls, "impl", "an implementation to replay against (repeat; the reference always runs too)")
 	fs.StringVar(&f.lb, "lb", "", "the client's LB policy, in standard names (pick_first, round_robin); default the implementation's")
+	fs.StringVar(&f.addrs, "addrs", "", "the addresses (ip:port, comma-separated, in the client's order) the client was given, when the capture has no DNS answer: an address it never tried is not on the wire")
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-replay", "the directory the inferred scenario and the replays' traces are written into")
 	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the replays' randomness")
 	fs.Usage = func() { fmt.Fprint(stderr, replayUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		return exitError{2}
+	var fields []string
+	for { // flags may come before and after FIELD
+		if err := fs.Parse(args); err != nil {
+			return exitError{2}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		fields, args = append(fields, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 1 {
+	if len(fields) != 1 {
 		fs.Usage()
-		return badUsage("replay: want one field capture or trace; got %d arguments", fs.NArg())
+		return badUsage("replay: want one field capture or trace; got %d arguments", len(fields))
 	}
 	impls, mode, err := f.resolve()
 	if err != nil {
 		return err
 	}
-	field, err := readAnyTrace(fs.Arg(0))
+	field, err := readAnyTrace(fields[0])
 	if err != nil {
 		return usageError{err}
 	}
-	s, m, err := replay.FromCapture(field.Events)
+	in := replay.DefaultInference
+	if f.addrs != "" {
+		in.Addrs = strings.Split(f.addrs, ",")
+	}
+	s, m, err := in.FromCapture(field.Events)
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", fs.Arg(0), err)}
+		return usageError{fmt.Errorf("%s: %w", fields[0], err)}
 	}
 	s.Client.LBPolicy = f.lb
 	path, err := f.writeScenario(s)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "the environment, inferred from %s: %s\n%s\n\n", fs.Arg(0), path, indentLines(s.Description))
+	fmt.Fprintf(stdout, "the environment, inferred from %s: %s\n%s\n\n", fields[0], path, indentLines(s.Description))
 	expected := &trace.Trace{Events: replay.Rename(field.Events, s, m, runner.AddrOf)}
 	for _, impl := range impls {
 		f.replayOne(ctx, s, impl, mode, expected, stdout)
@@ -142,10 +157,14 @@ func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl r
 const fieldTolerance = 20 * time.Millisecond
 
 // attemptsView compares connection attempts and their fate, the evidence
-// any capture has, within fieldTolerance.
+// any capture has, within fieldTolerance. SYN retransmissions are left
+// out: their times are the host kernel's (its retransmission timer), not
+// the client's, and vary by more than the tolerance between two runs of
+// one client; an attempt's first SYN and its answer are the client's.
 func attemptsView() compare.Options {
 	return compare.Options{
-		Select:    []trace.Pred{trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST)},
+		Select: []trace.Pred{trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST),
+			func(e trace.Event) bool { return !e.Retransmit }},
 		Ignore:    []string{"peer", "port", "backend"},
 		Tolerance: fieldTolerance,
 	}
