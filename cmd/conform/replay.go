@@ -144,12 +144,39 @@ func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl r
 		fmt.Fprintf(w, "%s (%s): the replay did not run through: %v\n\n", impl, mode, err)
 		return
 	}
-	res := compare.Traces(field, tr, attemptsView())
+	aligned, shift := alignOnFirstAttempt(field, tr)
+	res := compare.Traces(field, aligned, attemptsView())
 	verdict := "reproduces the field's connection attempts"
 	if !res.Equal() {
 		verdict = "departs from the field"
 	}
-	fmt.Fprintf(w, "%s (%s): %s → %s\n%s\n\n", impl, mode, verdict, path, indentLines(res.String()))
+	fmt.Fprintf(w, "%s (%s): %s → %s\n", impl, mode, verdict, path)
+	if shift != 0 {
+		fmt.Fprintf(w, "    (its times shifted by %s: aligned on the field's first attempt)\n", trace.FormatT(-shift))
+	}
+	fmt.Fprintf(w, "%s\n\n", indentLines(res.String()))
+}
+
+// alignOnFirstAttempt is the replay's attempts shifted so that its first
+// SYN is at the field's: a capture's time 0 is its first packet, a
+// replay's the scenario's start, and the client takes its own time from
+// being given its addresses to its first SYN. It returns the shift taken
+// off the replay's times (0 when either has no attempt).
+func alignOnFirstAttempt(field, replayed *trace.Trace) (*trace.Trace, time.Duration) {
+	attempts := trace.Select(replayed.Events, trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST))
+	f := trace.Select(field.Events, trace.OfKind(trace.KindSYN))
+	if len(attempts) == 0 || len(f) == 0 {
+		return replayed, 0
+	}
+	r := trace.Select(attempts, trace.OfKind(trace.KindSYN))
+	if len(r) == 0 {
+		return replayed, 0
+	}
+	shift := r[0].T - f[0].T
+	for i := range attempts {
+		attempts[i].T -= shift
+	}
+	return &trace.Trace{Header: replayed.Header, Events: attempts}, shift
 }
 
 // fieldTolerance is how far a replay's event may be from the field's: a

@@ -50,11 +50,11 @@ func (in Inference) capturedRPCs(evs []trace.Event) ([]timedAction, []string) {
 // FromCapture, and says why.
 func (in Inference) requestTime(evs, syns []trace.Event, req trace.Event) (time.Duration, string) {
 	h := trace.FormatT(req.T)
-	syn, synack, ok := handshake(evs, req)
+	syn, answered, synack, ok := handshake(evs, req)
 	if !ok {
 		return req.T, fmt.Sprintf("its request left at %s on a connection opened before the capture began: sent then", h)
 	}
-	ready := synack.T + (synack.T - syn.T)
+	ready := synack.T + (synack.T - answered.T)
 	if req.T-ready > in.QueuedWithin {
 		return req.T, fmt.Sprintf("its request left at %s, %s after its connection to %s was ready (about %s): sent then, on a ready connection",
 			h, fmtDur(req.T-ready), req.Addr, trace.FormatT(ready))
@@ -73,12 +73,14 @@ func (in Inference) requestTime(evs, syns []trace.Event, req trace.Event) (time.
 	return syn.T, fmt.Sprintf("its request left at %s as its connection became ready: placed at that connection's first attempt", h)
 }
 
-// handshake is the first SYN and the SYN-ACK of the connection a request
-// went on (server req.Addr, client port from req.Peer).
-func handshake(evs []trace.Event, req trace.Event) (syn, synack trace.Event, ok bool) {
+// handshake is the first SYN, the SYN the SYN-ACK answered (the last one
+// before it: a retransmission, if the first was lost) and the SYN-ACK of
+// the connection a request went on (server req.Addr, client port from
+// req.Peer).
+func handshake(evs []trace.Event, req trace.Event) (first, answered, synack trace.Event, ok bool) {
 	peer, err := netip.ParseAddrPort(req.Peer)
 	if err != nil {
-		return syn, synack, false
+		return first, answered, synack, false
 	}
 	port := int(peer.Port())
 	var haveSYN bool
@@ -88,12 +90,14 @@ func handshake(evs []trace.Event, req trace.Event) (syn, synack trace.Event, ok 
 		}
 		switch {
 		case e.Kind == trace.KindSYN && !haveSYN:
-			syn, haveSYN = e, true
+			first, answered, haveSYN = e, e, true
+		case e.Kind == trace.KindSYN:
+			answered = e
 		case e.Kind == trace.KindSYNACK && haveSYN:
-			return syn, e, true
+			return first, answered, e, true
 		}
 	}
-	return syn, synack, false
+	return first, answered, synack, false
 }
 
 // lastWorking is the time of the last sign, before t, of a working

@@ -69,6 +69,7 @@ func TestFromCapture_RPCTimes(t *testing.T) {
 	w.rpc(252*ms+500*time.Microsecond, v4, 40001, "r1") // as the connection became ready (252 ms)
 	w.rpc(5*time.Second, v4, 40001, "r2")               // long after
 	w.add(6*time.Second, trace.SourceCapture, trace.KindRST, v4, 40001, "")
+	w.add(7*time.Second-time.Second, trace.SourceCapture, trace.KindSYN, v4, 40002, "") // lost, then retransmitted
 	w.connect(7*time.Second, ms, v4, 40002)
 	w.rpc(7*time.Second+2*ms, v4, 40002, "r3")
 	w.add(8*time.Second, trace.SourceDriver, trace.KindRPCResult, v4, 40002, "r4")
@@ -76,15 +77,15 @@ func TestFromCapture_RPCTimes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]time.Duration{"r1": 0, "r2": 5 * time.Second, "r3": 7 * time.Second, "r4": 0}
+	want := map[string]time.Duration{"r1": 0, "r2": 5 * time.Second, "r3": 6 * time.Second, "r4": 0}
 	got := rpcTimes(s)
 	for id, at := range want {
 		if got[id] != at {
 			t.Errorf("RPC %s at %v (-1: not wait-for-ready), want %v, wait-for-ready", id, got[id], at)
 		}
 	}
-	for _, say := range []string{"RPC r1 at +0.0ms: its request left at +252.5ms as its connection", "capture's first attempt",
-		"RPC r2 at +5.000s", "sent then, on a ready connection", "RPC r3 at +7.000s", "last sign of a working connection (+5.001s)",
+	for _, say := range []string{"connection to 198.18.0.1:443 became ready (about +7.002s)", "RPC r1 at +0.0ms: its request left at +252.5ms as its connection", "capture's first attempt",
+		"RPC r2 at +5.000s", "sent then, on a ready connection", "RPC r3 at +6.000s", "last sign of a working connection (+5.001s)",
 		"RPC r4 at +0.0ms: its request is not in the capture"} {
 		if !strings.Contains(s.Description, say) {
 			t.Errorf("description lacks %q:\n%s", say, s.Description)
