@@ -284,19 +284,24 @@ func attempts(evs []trace.Event) []*attempt {
 
 // attemptObservations turns the capture's attempts into observations, by
 // the rules of FromCapture.
+//
+// The evidence of a drop is the SYNs it swallowed: an unanswered attempt
+// hung until its last SYN (after that the client may have given it up,
+// which the wire does not show), and one answered after retransmissions
+// hung until the SYN before the one that got through.
 func (in Inference) attemptObservations(evs []trace.Event) []observation {
-	end := evs[len(evs)-1].T
 	var obs []observation
 	for _, a := range attempts(evs) {
+		sent := append([]time.Duration{a.first}, a.resent...)
 		switch {
 		case a.answer == nil:
-			obs = append(obs, observation{addr: a.addr, from: a.first, to: end, b: hung})
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: sent[len(sent)-1], b: hung})
 		case a.answer.Kind == trace.KindRST && a.answeredT-a.first <= in.RefusedWithin:
 			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: refused})
 		case a.answer.Kind == trace.KindRST:
 			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: hung})
 		case len(a.resent) > 0:
-			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.resent[len(a.resent)-1], b: hung},
+			obs = append(obs, observation{addr: a.addr, from: a.first, to: sent[len(sent)-2], b: hung},
 				observation{addr: a.addr, from: a.answeredT, to: a.answeredT, b: answered})
 		default:
 			obs = append(obs, observation{addr: a.addr, from: a.first, to: a.answeredT, b: answered})

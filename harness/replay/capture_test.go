@@ -94,3 +94,39 @@ func TestFromCapture_RefusedAndNoAttempt(t *testing.T) {
 		t.Error("a capture with no attempt gave an environment")
 	}
 }
+
+// TestFromCapture_DropEndsBetweenLastSwallowedAndAnsweredSYN verifies a
+// drop's end is placed between the last SYN it swallowed and the
+// SYN-ACK of the retransmission that got through, even after an earlier attempt the
+// client gave up on unanswered (evidence of the drop only until its last
+// SYN, not until the end of the capture).
+func TestFromCapture_DropEndsBetweenLastSwallowedAndAnsweredSYN(t *testing.T) {
+	a := "[fd00:c0f::1]:443"
+	syn := func(at time.Duration, port int) trace.Event {
+		return trace.Event{T: at, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: a, Port: port}
+	}
+	evs := []trace.Event{syn(0, 40000), syn(time.Second, 40000), syn(3*time.Second, 40000), // given up at 20 s
+		syn(20*time.Second, 40001), syn(21*time.Second, 40001),
+		{T: 21*time.Second + time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYNACK, Addr: a, Port: 40001},
+		{T: 30 * time.Second, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: "198.18.0.1:443", Port: 40002}}
+	s, m, err := replay.FromCapture(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		switch f := st.Action.(type) {
+		case scenario.SetFault:
+			if f.Addr == m[a] {
+				got = append(got, string(f.Fault)+" at "+trace.FormatT(st.At))
+			}
+		case scenario.ClearFault:
+			if f.Addr == m[a] {
+				got = append(got, "clear at "+trace.FormatT(st.At))
+			}
+		}
+	}
+	if want := []string{"drop at +0.0ms", "clear at +20.501s"}; !slices.Equal(got, want) {
+		t.Errorf("faults of %s: %v, want %v", a, got, want)
+	}
+}
