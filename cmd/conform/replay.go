@@ -22,14 +22,16 @@ const replayUsage = `Usage:
   conform replay [flags] FIELD
       Reproduces a field bug. FIELD is what a client showed in the field: a
       packet capture taken on its host (.pcap or .pcapng, as tcpdump writes
-      them; harness/replay/pcap's documentation gives the command) or a
-      trace. conform infers the environment the client saw — which address
+      them; harness/replay/pcap's documentation gives the command), a trace
+      file of a production grpc-go client's recorder (harness/recorder's
+      Record), or a lab trace. docs/field-bug.md walks through an example. conform infers the environment the client saw — which address
       answered, refused or hung, and when; the resolver's addresses; the
       RPCs — writes it as a scenario file you can read and edit (the
       inference's uncertainties are in its description), replays it in the
       lab against each --impl and the reference, and says for each whether
       the replay shows what the field showed: the first divergence of its
-      connection attempts, with the field's as expected. Nothing is re-sent
+      connection attempts (of its subchannels and their states, for a
+      recorder's trace), with the field's as expected. Nothing is re-sent
       from the capture; every replay stays inside the lab.
 
   Examples:
@@ -84,7 +86,11 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if f.addrs != "" {
 		in.Addrs = strings.Split(f.addrs, ",")
 	}
-	s, m, err := in.FromCapture(field.Events)
+	infer, view := in.FromCapture, attemptsView()
+	if recorded(field) {
+		infer, view = in.Environment, policyView()
+	}
+	s, m, err := infer(field.Events)
 	if err != nil {
 		return usageError{fmt.Errorf("%s: %w", fields[0], err)}
 	}
@@ -96,7 +102,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "the environment, inferred from %s: %s\n%s\n\n", fields[0], path, indentLines(s.Description))
 	expected := &trace.Trace{Events: replay.Rename(field.Events, s, m, runner.AddrOf)}
 	for _, impl := range impls {
-		f.replayOne(ctx, s, impl, mode, expected, stdout)
+		f.replayOne(ctx, s, impl, mode, expected, view, stdout)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -137,7 +143,7 @@ func (f replayFlags) writeScenario(s *scenario.Scenario) (string, error) {
 
 // replayOne replays s against impl and says whether its connection attempts
 // are the field's.
-func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, field *trace.Trace, w io.Writer) {
+func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, field *trace.Trace, view fieldView, w io.Writer) {
 	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed})
 	path := f.write(s, impl, mode, tr, w)
 	if err != nil {
@@ -145,8 +151,8 @@ func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl r
 		return
 	}
 	aligned, shift := alignOnFirstAttempt(field, tr)
-	res := compare.Traces(field, aligned, attemptsView())
-	verdict := "reproduces the field's connection attempts"
+	res := compare.Traces(field, aligned, view.opts)
+	verdict := "reproduces the field's " + view.name
 	if !res.Equal() {
 		verdict = "departs from the field"
 	}
@@ -183,12 +189,45 @@ func alignOnFirstAttempt(field, replayed *trace.Trace) (*trace.Trace, time.Durat
 // field capture's timestamps are the client host's, under its own load.
 const fieldTolerance = 20 * time.Millisecond
 
+// fieldView is what a replay is compared with the field on.
+type fieldView struct {
+	name string
+	opts compare.Options
+}
+
+// recorded reports whether field is a recorder's trace (a policy's events,
+// no packets): its environment is inferred from the policy's events.
+func recorded(field *trace.Trace) bool {
+	return len(trace.Select(field.Events, trace.OfKind(trace.KindSYN))) == 0 &&
+		len(trace.Select(field.Events, trace.FromSource(trace.SourcePolicy))) > 0
+}
+
+// policyView compares what a recorder shows: the subchannels the policy
+// created (by address list) and their states, within fieldTolerance. An
+// implementation whose trace has no policy events (only the reference and
+// grpc-go record them) departs on every subchannel.
+func policyView() fieldView {
+	return fieldView{"subchannels and their states", policyOptions()}
+}
+
+func policyOptions() compare.Options {
+	return compare.Options{
+		Select:    []trace.Pred{trace.OfKind(trace.KindSubchannelNew, trace.KindSubchannelState)},
+		Ignore:    []string{"peer", "port", "backend"},
+		Tolerance: fieldTolerance,
+	}
+}
+
 // attemptsView compares connection attempts and their fate, the evidence
 // any capture has, within fieldTolerance. SYN retransmissions are left
 // out: their times are the host kernel's (its retransmission timer), not
 // the client's, and vary by more than the tolerance between two runs of
 // one client; an attempt's first SYN and its answer are the client's.
-func attemptsView() compare.Options {
+func attemptsView() fieldView {
+	return fieldView{"connection attempts", attemptsOptions()}
+}
+
+func attemptsOptions() compare.Options {
 	return compare.Options{
 		Select: []trace.Pred{trace.OfKind(trace.KindSYN, trace.KindSYNACK, trace.KindRST),
 			func(e trace.Event) bool { return !e.Retransmit }},

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,7 +29,7 @@ func TestAlignOnFirstAttempt(t *testing.T) {
 	if shift != 35*ms {
 		t.Fatalf("shift %v, want 35ms", shift)
 	}
-	if res := compare.Traces(field, aligned, attemptsView()); !res.Equal() {
+	if res := compare.Traces(field, aligned, attemptsOptions()); !res.Equal() {
 		t.Errorf("aligned replay departs:\n%s", res)
 	}
 	if replayed.Events[1].T != 35*ms {
@@ -34,7 +37,40 @@ func TestAlignOnFirstAttempt(t *testing.T) {
 	}
 	replayed.Events[3].T = 21300 * ms
 	aligned, _ = alignOnFirstAttempt(field, replayed)
-	if res := compare.Traces(field, aligned, attemptsView()); res.Equal() {
+	if res := compare.Traces(field, aligned, attemptsOptions()); res.Equal() {
 		t.Errorf("a second attempt 265 ms late reproduces the field")
+	}
+}
+
+// TestReplay_RecorderTrace verifies replay takes a recorder's field trace
+// (a policy's events, no packets): the environment comes from the
+// policy's events, and a simulated replay of the reference reproduces the
+// field's subchannels and states. The field is the simulator's golden
+// trace of he-dropped-ipv6 as a recorder in production writes it.
+func TestReplay_RecorderTrace(t *testing.T) {
+	golden, err := trace.ReadFile("../../traces/a61/he-dropped-ipv6.sim.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	field := &trace.Trace{Header: golden.Header}
+	field.Header.Mode = trace.ModeField
+	for _, e := range golden.Events {
+		if e.Source == trace.SourcePolicy || e.Kind == trace.KindResolverUpdate || e.Kind == trace.KindExitIdle {
+			field.Events = append(field.Events, e)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "field.jsonl")
+	if err := trace.WriteFile(path, field); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	err = runReplay(context.Background(), []string{"--mode", "sim", "--lb", "pick_first", "--out", dir, path}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("replay: %v\n%s%s", err, out.String(), errOut.String())
+	}
+	if want := "reference (sim): reproduces the field's subchannels and their states"; !strings.Contains(out.String(), want) ||
+		!strings.Contains(out.String(), "traces agree: 5 events in 2 lanes") {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }

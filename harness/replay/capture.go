@@ -327,16 +327,36 @@ func describeCapture(evs []trace.Event, m Mapping, rpcNotes []string) string {
 }
 
 // Rename gives a field trace's events the addresses a replay of s uses:
-// each address of m becomes its symbolic address's concrete one under
-// addrOf (the runners' address plan), so that the field trace and the
-// replay compare lane by lane. Events at addresses m does not map are kept
-// as they are.
+// each address of m (in Addr, a subchannel's Addrs, a resolver update's
+// Endpoints) becomes its symbolic address's concrete one under addrOf (the
+// runners' address plan), so that the field trace and the replay compare
+// lane by lane, subchannels by their address lists. Addresses m does not
+// map are kept as they are.
 func Rename(evs []trace.Event, s *scenario.Scenario, m Mapping, addrOf scenario.AddrFunc) []trace.Event {
+	rename := func(a string) string {
+		if sym, ok := m[a]; ok {
+			if c, err := s.Concrete(sym, addrOf); err == nil {
+				return c
+			}
+		}
+		return a
+	}
 	out := slices.Clone(evs)
 	for i, e := range out {
-		if sym, ok := m[e.Addr]; ok {
-			if c, err := s.Concrete(sym, addrOf); err == nil {
-				out[i].Addr = c
+		out[i].Addr = rename(e.Addr)
+		if e.Addrs != nil {
+			out[i].Addrs = make([]string, len(e.Addrs))
+			for j, a := range e.Addrs {
+				out[i].Addrs[j] = rename(a)
+			}
+		}
+		if e.Endpoints != nil {
+			out[i].Endpoints = make([][]string, len(e.Endpoints))
+			for j, ep := range e.Endpoints {
+				out[i].Endpoints[j] = make([]string, len(ep))
+				for k, a := range ep {
+					out[i].Endpoints[j][k] = rename(a)
+				}
 			}
 		}
 	}
