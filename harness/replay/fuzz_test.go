@@ -31,8 +31,8 @@ var (
 	}
 	// fuzzAddrs are picked by fuzzAddr: mostly the good ones, so that
 	// most inputs get past the address mapping.
-	fuzzAddrs = []string{"198.18.0.1:443", "198.18.0.2:443", "[fd00:c0f::1]:443", "[fd00:c0f::2]:443", "198.18.0.1:80", "10.0.0.1:65535"}
-	fuzzBad   = []string{"", "not-an-address", "[::1]:0", "[fe80::1%eth0]:443", "1.2.3.4"}
+	fuzzAddrs   = []string{"198.18.0.1:443", "198.18.0.2:443", "[fd00:c0f::1]:443", "[fd00:c0f::2]:443", "198.18.0.1:80", "10.0.0.1:65535"}
+	fuzzBad     = []string{"", "not-an-address", "[::1]:0", "[fe80::1%eth0]:443", "1.2.3.4"}
 	fuzzStates  = []string{"", "IDLE", "CONNECTING", "READY", "TRANSIENT_FAILURE", "SHUTDOWN", "bogus"}
 	fuzzRPCs    = []string{"", "r1", "r2", "r 3", "r1", "p1", "r-2", "ünï", "a/b"}
 	fuzzDetails = []string{"", "queued", "not ready", "dropped", "A svc NOERROR 198.18.0.1 198.18.0.2", "AAAA svc NOERROR fd00:c0f::1", "A svc unanswered", "A", "A svc NOERROR 999.1.1.1"}
