@@ -77,22 +77,63 @@ func (p fixedPicker) Pick(balancer.PickInfo) (balancer.PickResult, error) {
 
 // readyChannel is oneSC READY on one address, recorded into Files when rec
 // is set; it returns the channel's side and the Files (nil without).
-func readyChannel(b *testing.B, rec bool) (*benchCC, *Files) {
-	cc := &benchCC{}
+func readyChannel(b testing.TB, rec bool) (*benchCC, *Files) {
 	var f *Files
-	var bb balancer.Builder = oneSCBuilder{}
 	if rec {
 		var err error
 		if f, err = OpenFiles(FileOptions{Dir: b.TempDir()}); err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { f.Close() })
+	}
+	return readyChannelInto(f), f
+}
+
+// readyChannelInto is oneSC READY, recorded into f unless it is nil.
+func readyChannelInto(f *Files) *benchCC {
+	cc := &benchCC{}
+	var bb balancer.Builder = oneSCBuilder{}
+	if f != nil {
 		bb = New(bb, Options{Sink: f})
 	}
 	bal := bb.Build(cc, balancer.BuildOptions{})
 	bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: resolver.State{Addresses: []resolver.Address{{Addr: "198.18.0.1:443"}}}})
 	cc.listener(balancer.SubConnState{ConnectivityState: connectivity.Ready})
-	return cc, f
+	return cc
+}
+
+// TestPick_RecordedWithoutAllocation verifies a recorded pick and a
+// recorded subchannel state change allocate nothing, on the path where
+// the event is queued (no writer runs, so only the channel's side is
+// counted) and on the path where a full queue drops it.
+func TestPick_RecordedWithoutAllocation(t *testing.T) {
+	f, err := openFiles(FileOptions{Dir: t.TempDir(), Buffer: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { go f.run(); f.Close() }()
+	cc := readyChannelInto(f)
+	info := balancer.PickInfo{FullMethodName: "/svc/Method", Ctx: context.Background()}
+	pick := func() { cc.picker.Pick(info) }
+	state := func() { cc.listener(balancer.SubConnState{ConnectivityState: connectivity.Connecting}) }
+	for _, c := range []struct {
+		name string
+		f    func()
+	}{{"pick, queued", pick}, {"state change, queued", state}} {
+		before := f.Dropped()
+		if n := testing.AllocsPerRun(100, c.f); n != 0 {
+			t.Errorf("%s: %v allocations, want 0", c.name, n)
+		}
+		if f.Dropped() != before {
+			t.Fatalf("%s: events dropped: the queue path was not measured", c.name)
+		}
+	}
+	for len(f.queue) < cap(f.queue) {
+		pick()
+	}
+	if n := testing.AllocsPerRun(100, pick); n != 0 || f.Dropped() == 0 {
+		t.Errorf("pick, dropped: %v allocations (%d dropped), want 0", n, f.Dropped())
+	}
 }
 
 func benchmarkPick(b *testing.B, rec bool) {
