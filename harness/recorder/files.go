@@ -69,12 +69,12 @@ const (
 
 // Files is the sink of a production recorder: it writes the events of one
 // channel into rotating trace files (mode field), on a goroutine of its
-// own. Record never blocks. Each file is a trace on its own: a header, then
-// events, each line written whole; lines reach the operating system every
-// WriteEvery (no fsync), so a process that crashes
-// leaves every file readable up to its last whole line (trace.Read reads
-// such a cut field trace). Use one Files per channel: subchannel names
-// (sc1, sc2, …) are per channel.
+// own. Record never blocks. Each file is a trace on its own: a header,
+// then events, each line written whole; lines reach the operating system
+// every WriteEvery (no fsync), so a process that crashes leaves every file
+// readable up to its last whole line (trace.Read reads such a cut field
+// trace). Use one Files per channel: subchannel names (sc1, sc2, …) are
+// per channel.
 type Files struct {
 	opts   FileOptions
 	start  time.Time // T = 0, on the monotonic clock
@@ -118,9 +118,10 @@ var filesSeq atomic.Uint64
 // The option is the channel's default service config
 // (grpc.WithDefaultServiceConfig), naming the recorder as its LB policy. A
 // service config from the resolver replaces it, and the recorder with it:
-// where the name resolver may return one (DNS TXT records, xDS), add
-// grpc.WithDisableServiceConfig() to keep the recorder. Use the option for
-// one channel.
+// where the name resolver may return one (DNS TXT records), add
+// grpc.WithDisableServiceConfig() to keep the recorder. An xDS channel's
+// policies come from the xds resolver's service config, which must not be
+// disabled: Record cannot record them. Use the option for one channel.
 func Record(opts FileOptions) (grpc.DialOption, *Files, error) {
 	f, err := OpenFiles(opts)
 	if err != nil {
