@@ -24,15 +24,16 @@ const replayUsage = `Usage:
       packet capture taken on its host (.pcap or .pcapng, as tcpdump writes
       them; harness/replay/pcap's documentation gives the command), a trace
       file of a production grpc-go client's recorder (harness/recorder's
-      Record), or a lab trace. docs/field-bug.md walks through an example. conform infers the environment the client saw — which address
-      answered, refused or hung, and when; the resolver's addresses; the
-      RPCs — writes it as a scenario file you can read and edit (the
-      inference's uncertainties are in its description), replays it in the
-      lab against each --impl and the reference, and says for each whether
-      the replay shows what the field showed: the first divergence of its
-      connection attempts (of its subchannels and their states, for a
-      recorder's trace), with the field's as expected. Nothing is re-sent
-      from the capture; every replay stays inside the lab.
+      Record), or a lab trace. conform infers the environment the client
+      saw — which address answered, refused or hung, and when; the
+      resolver's addresses; the RPCs — writes it as a scenario file you can
+      read and edit (the inference's uncertainties are in its description),
+      replays it in the lab against each --impl and the reference, and says
+      for each whether the replay shows what the field showed: the first
+      divergence of its connection attempts (of its subchannels and their
+      states, for a recorder's trace), with the field's as expected.
+      Nothing is re-sent from the capture; every replay stays inside the
+      lab. docs/field-bug.md walks through an example.
 
   Examples:
       sudo conform replay --lb pick_first --impl grpc-go@v1.85.0 --impl grpc-go@v1.55.0 client.pcapng
