@@ -42,7 +42,9 @@
 // that a file a crash cut short is read up to its last whole line). The
 // channel never waits for the disk: events go through a bounded queue to a
 // writer goroutine, and what a full queue cannot take is dropped, counted
-// (Files.Dropped) and noted in the trace. See ExampleRecord. Its cost
+// (Files.Dropped) and noted in the trace. A busy client can keep only the
+// picks that did not get a READY subchannel (FileOptions.Picks). See
+// ExampleRecord. Its cost
 // (go test -run '^$' -bench . -benchmem ./harness/recorder): a few hundred
 // nanoseconds and no allocation per pick and per subchannel state change;
 // the writer sustains a few hundred thousand events a second.

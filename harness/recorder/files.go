@@ -56,6 +56,34 @@ type FileOptions struct {
 	// Impl and ImplVersion are the headers' impl fields. Default "grpc-go"
 	// and the version of google.golang.org/grpc linked into the program.
 	Impl, ImplVersion string
+	// Picks says which picks are written: every one (PicksAll, the
+	// default), or, for a busy client, only those that did not pick a
+	// READY subchannel (PicksTrouble: queued, failed, or not ready), or
+	// none (PicksNone). A busy client makes a pick per RPC; the other
+	// events come only when the policy's state changes. What replay
+	// infers of RPCs comes from picks: with fewer, it knows less.
+	Picks Picks
+}
+
+// Picks is which picks Files writes.
+type Picks int
+
+// The values of FileOptions.Picks.
+const (
+	PicksAll Picks = iota
+	PicksTrouble
+	PicksNone
+)
+
+// keeps reports whether p writes e.
+func (p Picks) keeps(e *trace.Event) bool {
+	switch {
+	case e.Kind != trace.KindPick || p == PicksAll:
+		return true
+	case p == PicksTrouble:
+		return e.Err != "" || e.Detail != ""
+	}
+	return false
 }
 
 // The defaults of FileOptions.
@@ -185,6 +213,8 @@ func (o FileOptions) withDefaults() (FileOptions, error) {
 		return o, fmt.Errorf("recorder: FileOptions.Prefix %q: a file name prefix, not a path", o.Prefix)
 	case o.MaxFileBytes < minFileBytes:
 		return o, fmt.Errorf("recorder: FileOptions.MaxFileBytes %d: want at least %d", o.MaxFileBytes, minFileBytes)
+	case o.Picks < PicksAll || o.Picks > PicksNone:
+		return o, fmt.Errorf("recorder: FileOptions.Picks %d: want PicksAll, PicksTrouble or PicksNone", o.Picks)
 	case o.MaxFiles < 1 || o.Buffer < 1:
 		return o, fmt.Errorf("recorder: FileOptions: MaxFiles %d and Buffer %d must be positive", o.MaxFiles, o.Buffer)
 	case balancer.Get(o.Policy) == nil:
@@ -243,6 +273,9 @@ func (f *Files) Now() time.Duration { return time.Since(f.start) }
 // Record queues e for the writer, or counts it dropped when the queue is
 // full. It never blocks and does not allocate.
 func (f *Files) Record(e trace.Event) {
+	if !f.opts.Picks.keeps(&e) {
+		return
+	}
 	select {
 	case f.queue <- e:
 	default:

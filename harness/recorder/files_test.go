@@ -3,6 +3,7 @@ package recorder
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -175,6 +176,42 @@ func TestRecord_RefusesBadOptions(t *testing.T) {
 	} {
 		if _, _, err := Record(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Record(%+v) = %v, want an error about %s", c.o, err, c.want)
+		}
+	}
+}
+
+// TestFiles_PicksTroubleKeepsOnlyPicksThatDidNotGetAReadySubchannel
+// verifies PicksTrouble writes queued, failed and not-ready picks, and
+// every other event, and PicksNone no pick at all.
+func TestFiles_PicksTroubleKeepsOnlyPicksThatDidNotGetAReadySubchannel(t *testing.T) {
+	evs := []trace.Event{
+		{T: 1, Source: trace.SourcePolicy, Kind: trace.KindPick, Subchannel: "sc1", Addr: "198.18.0.1:443"},
+		{T: 2, Source: trace.SourcePolicy, Kind: trace.KindPick, Detail: "queued", Err: "no SubConn is available"},
+		{T: 3, Source: trace.SourcePolicy, Kind: trace.KindPick, Subchannel: "sc1", State: "CONNECTING", Detail: "not ready"},
+		{T: 4, Source: trace.SourcePolicy, Kind: trace.KindSubchannelState, Subchannel: "sc1", State: "READY"},
+	}
+	for _, c := range []struct {
+		picks Picks
+		want  []time.Duration
+	}{{PicksAll, []time.Duration{1, 2, 3, 4}}, {PicksTrouble, []time.Duration{2, 3, 4}}, {PicksNone, []time.Duration{4}}} {
+		dir := t.TempDir()
+		f, err := OpenFiles(FileOptions{Dir: dir, Picks: c.picks})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			f.Record(e)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, traces := readDir(t, dir)
+		var got []time.Duration
+		for _, e := range traces[0].Events {
+			got = append(got, e.T)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Picks %d wrote the events at %v, want %v", c.picks, got, c.want)
 		}
 	}
 }
