@@ -3,6 +3,7 @@ package replay_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,5 +93,80 @@ func TestFromCapture_RefusedAndNoAttempt(t *testing.T) {
 	}
 	if _, _, err := replay.FromCapture([]trace.Event{{Kind: trace.KindDNSQuery, Detail: "A x.example NOERROR"}}); err == nil {
 		t.Error("a capture with no attempt gave an environment")
+	}
+}
+
+// TestFromCapture_DropEndsBetweenLastSwallowedAndAnsweredSYN verifies a
+// drop's end is placed between the last SYN it swallowed and the
+// SYN-ACK of the retransmission that got through, even after an earlier attempt the
+// client gave up on unanswered (evidence of the drop only until its last
+// SYN, not until the end of the capture).
+func TestFromCapture_DropEndsBetweenLastSwallowedAndAnsweredSYN(t *testing.T) {
+	a := "[fd00:c0f::1]:443"
+	syn := func(at time.Duration, port int) trace.Event {
+		return trace.Event{T: at, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: a, Port: port}
+	}
+	evs := []trace.Event{syn(0, 40000), syn(time.Second, 40000), syn(3*time.Second, 40000), // given up at 20 s
+		syn(20*time.Second, 40001), syn(21*time.Second, 40001),
+		{T: 21*time.Second + time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYNACK, Addr: a, Port: 40001},
+		{T: 30 * time.Second, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: "198.18.0.1:443", Port: 40002}}
+	s, m, err := replay.FromCapture(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		switch f := st.Action.(type) {
+		case scenario.SetFault:
+			if f.Addr == m[a] {
+				got = append(got, string(f.Fault)+" at "+trace.FormatT(st.At))
+			}
+		case scenario.ClearFault:
+			if f.Addr == m[a] {
+				got = append(got, "clear at "+trace.FormatT(st.At))
+			}
+		}
+	}
+	if want := []string{"drop at +0.0ms", "clear at +20.501s"}; !slices.Equal(got, want) {
+		t.Errorf("faults of %s: %v, want %v", a, got, want)
+	}
+}
+
+// TestFromCapture_DNSAnswersOneUpdatePerResolution verifies the A and
+// AAAA answers for one name, a moment apart, are one resolver update at
+// the later answer, with the address the client tried first, then the one
+// it never tried on the port of its attempts; an answer for the name 30 s
+// later is a new update.
+func TestFromCapture_DNSAnswersOneUpdatePerResolution(t *testing.T) {
+	v4, v6 := "198.18.0.1:443", "[fd00:c0f::1]:443"
+	dns := func(at time.Duration, detail string) trace.Event {
+		return trace.Event{T: at, Source: trace.SourceHarness, Kind: trace.KindDNSQuery, Peer: "198.18.0.2:5353", Detail: detail}
+	}
+	evs := []trace.Event{
+		dns(0, "AAAA svc.example NOERROR fd00:c0f::1"),
+		dns(time.Millisecond, "A svc.example NOERROR 198.18.0.1"),
+		{T: 2 * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: v4, Port: 40000},
+		{T: 3 * time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYNACK, Addr: v4, Port: 40000},
+		dns(30*time.Second, "A svc.example NOERROR 198.18.0.1"),
+	}
+	s, m, err := replay.FromCapture(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, st := range s.Steps {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+			var eps []string
+			for _, ep := range u.Endpoints {
+				for _, a := range ep.Addrs {
+					eps = append(eps, string(a))
+				}
+			}
+			got = append(got, trace.FormatT(st.At)+" "+strings.Join(eps, ","))
+		}
+	}
+	want := []string{"+1.0ms " + string(m[v4]) + "," + string(m[v6]), "+30.000s " + string(m[v4])}
+	if m[v6] == "" || !slices.Equal(got, want) {
+		t.Errorf("resolver updates %q, want %q (mapping %v)", got, want, m)
 	}
 }

@@ -26,10 +26,22 @@ type Inference struct {
 	HungAfter time.Duration
 	// Tail is how long the scenario runs after the last event. Default 1 s.
 	Tail time.Duration
+	// Addrs are the addresses (ip:port) a captured client was given, in
+	// its order, for FromCapture when the capture shows no DNS answer (a
+	// client configured with addresses, or resolving by a means not on the
+	// wire). An address the client never tried is not on the wire: whoever
+	// knows it says so here. Default: the addresses it tried.
+	Addrs []string
+	// QueuedWithin: a captured RPC whose request left this soon after its
+	// connection was ready had waited for it (see FromCapture). Default
+	// 20 ms, well above the time a client takes from a connection's
+	// readiness to sending the RPCs that waited for it.
+	QueuedWithin time.Duration
 }
 
 // DefaultInference is the Inference Environment uses.
-var DefaultInference = Inference{Name: "field", RefusedWithin: time.Second, HungAfter: 200 * time.Millisecond, Tail: time.Second}
+var DefaultInference = Inference{Name: "field", RefusedWithin: time.Second, HungAfter: 200 * time.Millisecond, Tail: time.Second,
+	QueuedWithin: 20 * time.Millisecond}
 
 // Environment rebuilds, with DefaultInference, the environment a recorded
 // client saw (see the package documentation for the rules and their
@@ -81,6 +93,7 @@ func (in Inference) withDefaults() Inference {
 	in.RefusedWithin = cmp.Or(in.RefusedWithin, d.RefusedWithin)
 	in.HungAfter = cmp.Or(in.HungAfter, d.HungAfter)
 	in.Tail = cmp.Or(in.Tail, d.Tail)
+	in.QueuedWithin = cmp.Or(in.QueuedWithin, d.QueuedWithin)
 	return in
 }
 

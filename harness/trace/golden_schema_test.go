@@ -383,7 +383,7 @@ func TestSchema_ScenarioEnumsMatchModel(t *testing.T) {
 		ptr  string
 		want []string
 	}{
-		{"/$defs/header/properties/mode/enum", strs([]Mode{ModeSim, ModeLab})},
+		{"/$defs/header/properties/mode/enum", strs([]Mode{ModeSim, ModeLab, ModeField})},
 		{"/$defs/event/properties/xds/enum", []string{XDSSubscribe, XDSACK, XDSNACK}},
 		{"/$defs/scenario/properties/backends/items/properties/stack/enum", strs([]scenario.Stack{scenario.IPv4Only, scenario.IPv6Only, scenario.Dual})},
 		{"/$defs/scenario/properties/client/properties/target/enum", []string{scenario.TargetManual, scenario.TargetDNS, scenario.TargetXDS}},

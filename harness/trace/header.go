@@ -17,6 +17,10 @@ type Mode string
 const (
 	ModeSim Mode = "sim" // the simulator, virtual time
 	ModeLab Mode = "lab" // the network lab, wall time
+	// ModeField: a client in production, recorded by harness/recorder's
+	// trace files on wall time. Its scenario describes the client, not a
+	// timeline to run, and its last line may be cut short (see Read).
+	ModeField Mode = "field"
 )
 
 // Header is the first line of a trace. Its first key is "schema", which no
@@ -78,8 +82,8 @@ func (h *Header) check() error {
 		return fmt.Errorf("header: unknown schema version %d (this reader knows %d)", h.Schema, SchemaVersion)
 	case h.Impl == "":
 		return fmt.Errorf("header: missing impl")
-	case h.Mode != ModeSim && h.Mode != ModeLab:
-		return fmt.Errorf("header: unknown mode %q (want sim or lab)", h.Mode)
+	case h.Mode != ModeSim && h.Mode != ModeLab && h.Mode != ModeField:
+		return fmt.Errorf("header: unknown mode %q (want sim, lab or field)", h.Mode)
 	case h.Harness == "":
 		return fmt.Errorf("header: missing harness version")
 	case h.Scenario == nil:

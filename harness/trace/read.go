@@ -36,6 +36,11 @@ func ReadFile(path string) (*Trace, error) {
 // every other line one event of a known source and kind, in time order, with
 // no field this format does not define, each line ended by a newline.
 // Problems are *Error naming file (as given) and line.
+//
+// One exception: a field trace (ModeField) whose last line has no newline
+// is read up to its last whole line. Its writer, a production client's
+// recorder, appends lines as they come and may die in the middle of one; a
+// lab or simulated trace is written atomically and is never cut.
 func Read(file string, r io.Reader) (*Trace, error) {
 	rd := &lineReader{r: bufio.NewReaderSize(r, 64<<10), file: file}
 	line, err := rd.next()
@@ -51,7 +56,7 @@ func Read(file string, r io.Reader) (*Trace, error) {
 	}
 	for {
 		line, err := rd.next()
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || rd.cut && t.Header.Mode == ModeField {
 			return t, nil
 		}
 		if err != nil {
@@ -74,6 +79,7 @@ type lineReader struct {
 	file string
 	line int
 	buf  []byte
+	cut  bool // the last line has no newline
 }
 
 func (l *lineReader) errf(format string, args ...any) *Error {
@@ -95,6 +101,7 @@ func (l *lineReader) next() ([]byte, error) {
 		}
 		l.line++
 		if errors.Is(err, io.EOF) {
+			l.cut = true
 			return nil, l.errf("last line has no newline: the file is cut short")
 		}
 		if err != nil {

@@ -134,6 +134,34 @@ func TestRead_EmptyFileHasNoHeader(t *testing.T) {
 	}
 }
 
+// TestRead_FieldTraceCutShortReadUpToLastWholeLine verifies a field trace
+// whose writer died in the middle of a line is read up to its last whole
+// line, and that a lab trace cut the same way is still refused.
+func TestRead_FieldTraceCutShortReadUpToLastWholeLine(t *testing.T) {
+	for _, c := range []struct {
+		mode Mode
+		ok   bool
+	}{{ModeField, true}, {ModeLab, false}} {
+		tr := sampleTrace()
+		tr.Header.Mode = c.mode
+		data, err := Canonical(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
+		cut := data[:last+len(data[last:])/2] // half of the last line
+		got, err := Read("cut.jsonl", bytes.NewReader(cut))
+		switch {
+		case c.ok && err != nil:
+			t.Errorf("%s trace cut short: %v, want it read up to its last whole line", c.mode, err)
+		case c.ok && len(got.Events) != len(tr.Events)-1:
+			t.Errorf("%s trace cut short: %d events, want %d", c.mode, len(got.Events), len(tr.Events)-1)
+		case !c.ok && err == nil:
+			t.Errorf("%s trace cut short: read, want it refused", c.mode)
+		}
+	}
+}
+
 // TestRead_LongLine verifies lines longer than the read buffer are read.
 func TestRead_LongLine(t *testing.T) {
 	tr := sampleTrace()

@@ -50,6 +50,9 @@
 //     it was sent.
 //   - backend preface: the client sent the HTTP/2 client preface on a
 //     connection (Addr the server, Peer the client).
+//   - backend rpc-served: the client sent an RPC's request (its HEADERS,
+//     at the time they left; RPC, Method, Addr and Peer as for its
+//     rpc-result), as a lab backend records each RPC it receives.
 //   - driver rpc-result: an RPC (a request HEADERS; RPC r1, r2, … in the
 //     order of the requests, Method its :path, Addr the server, Peer the
 //     client) ended: Code from grpc-status in its trailers (or a

@@ -172,7 +172,7 @@ func (h *h2c) headers(r *reader, f *frame, dir direction) error {
 	switch {
 	case fg.blockStream == 0:
 	case dir == up:
-		h.request(r, fg.blockStream, fields)
+		h.request(r, f, fg.blockStream, fields)
 	default:
 		h.response(r, f, fg.blockStream, fg.blockEnd, fields)
 	}
@@ -180,14 +180,18 @@ func (h *h2c) headers(r *reader, f *frame, dir direction) error {
 }
 
 // request starts an RPC: the client's HEADERS on a new stream, with the
-// method in :path. RPCs are named r1, r2, … in the order of their
-// requests in the capture.
-func (h *h2c) request(r *reader, stream uint32, fields []hpack.HeaderField) {
+// method in :path, recorded as the server receiving it (rpc-served, as a
+// lab backend records each RPC). RPCs are named r1, r2, … in the order of
+// their requests in the capture.
+func (h *h2c) request(r *reader, f *frame, stream uint32, fields []hpack.HeaderField) {
 	if h.calls[stream] != nil {
 		return // trailers from the client: gRPC sends none, and they start nothing
 	}
 	r.rpcs++
-	h.calls[stream] = &call{stream: stream, id: "r" + strconv.Itoa(r.rpcs), method: value(fields, ":path")}
+	c := &call{stream: stream, id: "r" + strconv.Itoa(r.rpcs), method: value(fields, ":path")}
+	h.calls[stream] = c
+	r.emit(f.at, trace.Event{Source: trace.SourceBackend, Kind: trace.KindRPCServed, RPC: c.id, Method: c.method,
+		Addr: h.key.server.String(), Peer: h.key.client.String()})
 }
 
 // response reads the server's headers on a stream: grpc-status (in

@@ -2,6 +2,7 @@ package pcap
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +92,14 @@ func TestH2C_UnaryRPCs(t *testing.T) {
 	}
 	if n := notes(evs); len(n) > 0 {
 		t.Errorf("notes %q, want none", n)
+	}
+	var served []trace.Event
+	for i, m := range []string{"/conform.Echo/Unary", "/conform.Echo/Other", "/conform.Echo/Unary", "/conform.Echo/Unary", "/conform.Echo/Unary"} {
+		served = append(served, trace.Event{T: 3 * ms, Source: trace.SourceBackend, Kind: trace.KindRPCServed,
+			RPC: fmt.Sprintf("r%d", i+1), Method: m, Addr: s1.String(), Peer: c1.String()})
+	}
+	if diff := cmp.Diff(served, trace.Select(evs, trace.OfKind(trace.KindRPCServed))); diff != "" {
+		t.Errorf("requests, as the server received them (-want +got):\n%s", diff)
 	}
 }
 

@@ -53,8 +53,8 @@ func TestWriteFile_RoundTrip(t *testing.T) {
 	if diff := cmp.Diff(want.Events, got.Events); diff != "" {
 		t.Errorf("events (-pcap +written pcapng):\n%s", diff)
 	}
-	if len(got.Events) != 7 || got.Format != FormatPcapng || !got.Zero.Equal(t0) {
-		t.Errorf("got %d events, format %s, zero %v; want 7, pcapng, %v:\n%v", len(got.Events), got.Format, got.Zero, t0, got.Events)
+	if len(got.Events) != 8 || got.Format != FormatPcapng || !got.Zero.Equal(t0) {
+		t.Errorf("got %d events, format %s, zero %v; want 8, pcapng, %v:\n%v", len(got.Events), got.Format, got.Zero, t0, got.Events)
 	}
 	checkComments(t, path, cfg)
 }
