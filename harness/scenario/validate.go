@@ -66,6 +66,9 @@ func (v *validator) client() error {
 	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS && c.Target != TargetXDS {
 		return form.FieldErr("client.target", "unknown target form %q (want manual, dns or xds)", c.Target)
 	}
+	if c.IdleTimeout < 0 {
+		return form.FieldErr("client.idle_timeout", "must not be negative (absent or zero: the client's default)")
+	}
 	if err := v.xdsClient(); err != nil {
 		return err
 	}
