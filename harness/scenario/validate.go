@@ -25,7 +25,10 @@ func (s *Scenario) Validate() error {
 	if err := v.top(); err != nil {
 		return err
 	}
-	return v.steps()
+	if err := v.steps(); err != nil {
+		return err
+	}
+	return v.dnsSteps()
 }
 
 type validator struct {

@@ -146,7 +146,7 @@ func fullDNSScenario() *scenario.Scenario {
 		Target(scenario.TargetDNS).
 		IdleTimeout(time.Second).
 		ServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`).
-		At(0, scenario.Resolve()).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		End(time.Second).
 		MustBuild()
 }
