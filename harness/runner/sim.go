@@ -51,6 +51,9 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 // timeline; the trace names the implementation name.
 func (sr *simRun) simulate(ctx context.Context, name, config string, opts Options, setup func(*sim.Channel) error) (*trace.Trace, error) {
 	s := sr.s
+	if s.Client.IdleTimeout > 0 {
+		return nil, fmt.Errorf("%s: %w", s.Name, &NotApplicable{Reason: "the simulated channel has no idle timeout: it never goes IDLE on its own"})
+	}
 	// The client's health checking (A17's healthCheckConfig), as the
 	// simulated channel's: which service name its health listeners hear.
 	service, on, err := scenario.HealthCheckService(s.Client.EffectiveServiceConfig())
@@ -145,6 +148,11 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 func (sw *simRun) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
+		if sw.s.Client.Target == scenario.TargetDNS {
+			// The simulated channel's resolver is the DNS resolver: the
+			// records come back one endpoint per address.
+			a = scenario.DNSAnswer(a)
+		}
 		st, eps, err := sw.resolverState(a)
 		if err != nil {
 			return err
