@@ -54,6 +54,7 @@ func Specs() []spec.Spec {
 		stickyTFReresolveEveryRound(),
 		stickyTFNewList(),
 		stickyTFNewListAllFail(),
+		stickyTFIdleTimeout(),
 		shuffleAbsentKeepsOrder(),
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),

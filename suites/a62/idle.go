@@ -1,0 +1,87 @@
+package a62
+
+import (
+	"slices"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// stickyIdleTimeout is the client's idle timeout in stickyTFIdleTimeout:
+// short enough for the lab, and grpc-js's least (it raises a smaller one to
+// 1 s).
+const stickyIdleTimeout = time.Second
+
+// stickyTFIdleTimeout: b1 refuses; pick_first goes into sticky
+// TRANSIENT_FAILURE; no RPC comes for longer than the channel's idle
+// timeout, so the channel goes IDLE (A62, Use sticky-TF by default: it
+// reconnects "until a connection succeeds ... or there is no RPC activity on
+// the channel for the specified IDLE_TIMEOUT"); b1 recovers while the channel
+// is IDLE; r1 (without wait_for_ready) makes the channel start afresh:
+// CONNECTING, READY, and r1 answered. Had sticky TRANSIENT_FAILURE
+// survived the idleness, r1 would fail at once.
+//
+// Lab only: the simulated channel has no idleness (runner: a scenario with
+// an idle timeout is not-applicable there).
+func stickyTFIdleTimeout() spec.Spec {
+	return spec.Spec{
+		Doc: requirement.A62, Section: sectionStickyDflt,
+		Modes: []trace.Mode{spec.Lab},
+		Scenario: scenario.New("sticky-tf-idle-timeout").
+			Describe("idle timeout 1 s; b1 refuses until 2.5 s; no RPC until r1 (no wait_for_ready) at 3 s").
+			Backend("b1", scenario.IPv4Only).
+			LB("pick_first", `{}`).
+			IdleTimeout(stickyIdleTimeout).
+			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
+			At(2500*time.Millisecond, scenario.Clear("b1/ipv4")).
+			At(3*time.Second, scenario.RPC("r1", scenario.Deadline(2*time.Second))).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(6 * time.Second).
+			MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				states := channelStateEvents(tr)
+				inTF := slices.IndexFunc(states, func(e trace.Event) bool { return e.State == tf })
+				g.Expect(inTF).To(gomega.BeNumerically(">=", 0), "pick_first should report TRANSIENT_FAILURE: %s", spec.Render(states))
+				after := states[inTF+1:]
+				g.Expect(after).NotTo(gomega.BeEmpty(), "the channel should leave TRANSIENT_FAILURE when idle: %s", spec.Render(states))
+				idled := after[0]
+				g.Expect(idled.State).To(gomega.Equal(idle),
+					"sticky TRANSIENT_FAILURE should last until the channel goes IDLE, no RPC having come: %s", spec.Render(states))
+				g.Expect(idled.T).To(gomega.BeNumerically(">=", stickyIdleTimeout-spec.Within(tr, labSlack)),
+					"the channel should go IDLE only after its idle timeout (%v)", stickyIdleTimeout)
+				g.Expect(idled.T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "r1")),
+					"the channel should go IDLE before r1, the first RPC")
+			}},
+			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				start := spec.RPCStart(g, tr, "r1")
+				var since []string
+				for _, e := range channelStateEvents(tr) {
+					if e.T >= start {
+						since = append(since, e.State)
+					}
+				}
+				g.Expect(since).NotTo(gomega.BeEmpty(), "r1 should make the channel leave IDLE")
+				g.Expect(since[0]).To(gomega.Equal(connecting), "r1 should make the channel connect afresh, not resume TRANSIENT_FAILURE: %v", since)
+				rdy := slices.Index(since, ready)
+				g.Expect(rdy).To(gomega.BeNumerically(">", 0), "the channel should become READY after r1: %v", since)
+				g.Expect(since[:rdy]).NotTo(gomega.ContainElement(tf), "no TRANSIENT_FAILURE before READY: the fresh start connects to b1, which is up: %v", since)
+				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "r1, without wait_for_ready, should wait for the fresh connection and be answered")
+			}},
+		},
+	}
+}
+
+// channelStateEvents are the channel's own reported states (channel-state
+// events), without its initial IDLE and the final SHUTDOWN: the channel's
+// IDLE after its idle timeout is the channel's, never the policy's, so these
+// are read even from a trace with the policy's events.
+func channelStateEvents(tr *trace.Trace) []trace.Event {
+	return trace.Select(spec.Channel(tr), trace.OfKind(trace.KindChannelState))
+}
