@@ -36,7 +36,6 @@ func Lookup(ctx context.Context, dial Dialer, name string) ([]netip.Addr, error)
 	return nil, fmt.Errorf("dns: %s has no A or AAAA record", name)
 }
 
-
 // askLab sends one question to the lab DNS over UDP and returns the
 // addresses of the answer.
 func askLab(ctx context.Context, dial Dialer, name string, typ dnsmessage.Type) ([]netip.Addr, error) {
