@@ -25,57 +25,88 @@ const stickyIdleTimeout = time.Second
 // is IDLE; r1 (without wait_for_ready) makes the channel start afresh:
 // CONNECTING, READY, and r1 answered. Had sticky TRANSIENT_FAILURE
 // survived the idleness, r1 would fail at once.
-//
-// Lab only: the simulated channel has no idleness (runner: a scenario with
-// an idle timeout is not-applicable there).
 func stickyTFIdleTimeout() spec.Spec {
+	return stickyTFIdle("sticky-tf-idle-timeout", "no RPC until r1")
+}
+
+// stickyTFIdleAfterRPC: the same, with one RPC, r0 (without
+// wait_for_ready), failed at once in TRANSIENT_FAILURE at 300 ms: the
+// channel's last RPC activity, after which the idle timeout runs.
+func stickyTFIdleAfterRPC() spec.Spec {
+	return stickyTFIdle("sticky-tf-idle-after-rpc", "r0 (no wait_for_ready) at 300 ms fails in TRANSIENT_FAILURE; no RPC again until r1")
+}
+
+// stickyTFIdle is the scenario of both, named name; what describes the
+// RPCs before r1. Lab only: the simulated channel has no idleness (runner:
+// a scenario with an idle timeout is not-applicable there).
+func stickyTFIdle(name, what string) spec.Spec {
+	b := scenario.New(name).
+		Describe("idle timeout 1 s; b1 refuses until 2.5 s; "+what+" (no wait_for_ready) at 3 s").
+		Backend("b1", scenario.IPv4Only).
+		LB("pick_first", `{}`).
+		IdleTimeout(stickyIdleTimeout).
+		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4")))
+	if name == "sticky-tf-idle-after-rpc" {
+		b.At(300*time.Millisecond, scenario.RPC("r0", scenario.Deadline(time.Second)))
+	}
 	return spec.Spec{
 		Doc: requirement.A62, Section: sectionStickyDflt,
 		Modes: []trace.Mode{spec.Lab},
-		Scenario: scenario.New("sticky-tf-idle-timeout").
-			Describe("idle timeout 1 s; b1 refuses until 2.5 s; no RPC until r1 (no wait_for_ready) at 3 s").
-			Backend("b1", scenario.IPv4Only).
-			LB("pick_first", `{}`).
-			IdleTimeout(stickyIdleTimeout).
-			At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
-			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-			At(2500*time.Millisecond, scenario.Clear("b1/ipv4")).
+		Scenario: b.At(2500*time.Millisecond, scenario.Clear("b1/ipv4")).
 			At(3*time.Second, scenario.RPC("r1", scenario.Deadline(2*time.Second))).
 			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
 			End(6 * time.Second).
 			MustBuild(),
 		Checks: []spec.Check{
-			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				states := channelStateEvents(tr)
-				inTF := slices.IndexFunc(states, func(e trace.Event) bool { return e.State == tf })
-				g.Expect(inTF).To(gomega.BeNumerically(">=", 0), "pick_first should report TRANSIENT_FAILURE: %s", spec.Render(states))
-				after := states[inTF+1:]
-				g.Expect(after).NotTo(gomega.BeEmpty(), "the channel should leave TRANSIENT_FAILURE when idle: %s", spec.Render(states))
-				idled := after[0]
-				g.Expect(idled.State).To(gomega.Equal(idle),
-					"sticky TRANSIENT_FAILURE should last until the channel goes IDLE, no RPC having come: %s", spec.Render(states))
-				g.Expect(idled.T).To(gomega.BeNumerically(">=", stickyIdleTimeout-spec.Within(tr, labSlack)),
-					"the channel should go IDLE only after its idle timeout (%v)", stickyIdleTimeout)
-				g.Expect(idled.T).To(gomega.BeNumerically("<", spec.RPCStart(g, tr, "r1")),
-					"the channel should go IDLE before r1, the first RPC")
-			}},
-			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-				start := spec.RPCStart(g, tr, "r1")
-				var since []string
-				for _, e := range channelStateEvents(tr) {
-					if e.T >= start {
-						since = append(since, e.State)
-					}
-				}
-				g.Expect(since).NotTo(gomega.BeEmpty(), "r1 should make the channel leave IDLE")
-				g.Expect(since[0]).To(gomega.Equal(connecting), "r1 should make the channel connect afresh, not resume TRANSIENT_FAILURE: %v", since)
-				rdy := slices.Index(since, ready)
-				g.Expect(rdy).To(gomega.BeNumerically(">", 0), "the channel should become READY after r1: %v", since)
-				g.Expect(since[:rdy]).NotTo(gomega.ContainElement(tf), "no TRANSIENT_FAILURE before READY: the fresh start connects to b1, which is up: %v", since)
-				g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "r1, without wait_for_ready, should wait for the fresh connection and be answered")
-			}},
+			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: expectIdleAfterTimeout},
+			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: expectFreshStart},
 		},
 	}
+}
+
+// expectIdleAfterTimeout: sticky TRANSIENT_FAILURE lasts until the channel
+// goes IDLE, its idle timeout after its last RPC activity (the end of the
+// last RPC before, or its start), and before r1.
+func expectIdleAfterTimeout(g gomega.Gomega, tr *trace.Trace) {
+	states := channelStateEvents(tr)
+	inTF := slices.IndexFunc(states, func(e trace.Event) bool { return e.State == tf })
+	g.Expect(inTF).To(gomega.BeNumerically(">=", 0), "pick_first should report TRANSIENT_FAILURE: %s", spec.Render(states))
+	after := states[inTF+1:]
+	g.Expect(after).NotTo(gomega.BeEmpty(), "with no RPC for its idle timeout (%v) the channel should leave TRANSIENT_FAILURE for IDLE: %s",
+		stickyIdleTimeout, spec.Render(states))
+	idled := after[0]
+	g.Expect(idled.State).To(gomega.Equal(idle),
+		"sticky TRANSIENT_FAILURE should last until the channel goes IDLE, no RPC having come for its idle timeout: %s", spec.Render(states))
+	r1 := spec.RPCStart(g, tr, "r1")
+	g.Expect(idled.T).To(gomega.BeNumerically("<", r1), "the channel should go IDLE before r1")
+	var active time.Duration // the channel's last RPC activity before IDLE
+	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindRPCResult)) {
+		if e.T < idled.T {
+			active = max(active, e.T)
+		}
+	}
+	g.Expect(idled.T-active).To(gomega.BeNumerically(">=", stickyIdleTimeout-spec.Within(tr, labSlack)),
+		"the channel should go IDLE only its idle timeout (%v) after its last RPC activity (%s)", stickyIdleTimeout, trace.FormatT(active))
+}
+
+// expectFreshStart: r1 makes the IDLE channel connect afresh: CONNECTING
+// first, READY with no TRANSIENT_FAILURE before it (b1 is up), and r1,
+// without wait_for_ready, answered by b1.
+func expectFreshStart(g gomega.Gomega, tr *trace.Trace) {
+	start := spec.RPCStart(g, tr, "r1")
+	var since []string
+	for _, e := range channelStateEvents(tr) {
+		if e.T >= start {
+			since = append(since, e.State)
+		}
+	}
+	g.Expect(since).NotTo(gomega.BeEmpty(), "r1 should make the channel leave IDLE")
+	g.Expect(since[0]).To(gomega.Equal(connecting), "r1 should make the channel connect afresh, not resume TRANSIENT_FAILURE: %v", since)
+	rdy := slices.Index(since, ready)
+	g.Expect(rdy).To(gomega.BeNumerically(">", 0), "the channel should become READY after r1: %v", since)
+	g.Expect(since[:rdy]).NotTo(gomega.ContainElement(tf), "no TRANSIENT_FAILURE before READY: the fresh start connects to b1, which is up: %v", since)
+	g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "r1, without wait_for_ready, should wait for the fresh connection and be answered")
 }
 
 // channelStateEvents are the channel's own reported states (channel-state

@@ -55,6 +55,7 @@ func Specs() []spec.Spec {
 		stickyTFNewList(),
 		stickyTFNewListAllFail(),
 		stickyTFIdleTimeout(),
+		stickyTFIdleAfterRPC(),
 		shuffleAbsentKeepsOrder(),
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),
