@@ -9,6 +9,7 @@ import (
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/suites/spec"
 )
 
@@ -61,6 +62,7 @@ func stickyTFIdle(name, what string) spec.Spec {
 		Checks: []spec.Check{
 			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: expectIdleAfterTimeout},
 			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: expectFreshStart},
+			{Requirement: "A62-STICKY-TF-IDLE-ENDS", Assert: expectNoAttemptWhileIdle},
 		},
 	}
 }
@@ -107,6 +109,22 @@ func expectFreshStart(g gomega.Gomega, tr *trace.Trace) {
 	g.Expect(rdy).To(gomega.BeNumerically(">", 0), "the channel should become READY after r1: %v", since)
 	g.Expect(since[:rdy]).NotTo(gomega.ContainElement(tf), "no TRANSIENT_FAILURE before READY: the fresh start connects to b1, which is up: %v", since)
 	g.Expect(spec.ServedBy(g, tr, "r1")).To(gomega.Equal("b1"), "r1, without wait_for_ready, should wait for the fresh connection and be answered")
+}
+
+// expectNoAttemptWhileIdle: the reconnections of sticky TRANSIENT_FAILURE
+// end when the channel goes IDLE (A62: pick_first reconnects "until a
+// connection succeeds ... or there is no RPC activity on the channel for the
+// specified IDLE_TIMEOUT"): no connection attempt from IDLE until r1.
+func expectNoAttemptWhileIdle(g gomega.Gomega, tr *trace.Trace) {
+	idled, ok := first(tr, 0, trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.State == idle })
+	verdict.Require(ok, "the channel never went IDLE (the first check judges that): no idle period to look at")
+	r1 := spec.RPCStart(g, tr, "r1")
+	// An attempt within labSlack of the IDLE report may have been under way
+	// when the channel changed state (the report and the capture are seen
+	// on different paths); later ones were started while IDLE.
+	during := spec.Attempts(trace.Window(tr.Events, idled.T+spec.Within(tr, labSlack), r1))
+	g.Expect(spec.Times(during)).To(gomega.BeEmpty(), "no connection attempt while the channel is IDLE (%s to r1 at %s): %s",
+		trace.FormatT(idled.T), trace.FormatT(r1), spec.Render(during))
 }
 
 // channelStateEvents are the channel's own reported states (channel-state
