@@ -167,6 +167,8 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		"after-bad-unknown-kind.yaml":          {5, "steps[0].after.kind", "unknown event kind"},
 		"client-bad-lb-config.yaml":            {6, "client.lb_config", "not a JSON object"},
 		"client-bad-health-check-config.yaml":  {6, "client.service_config", `unknown field "servicename"`},
+		"client-bad-idle-timeout.yaml":         {6, "client.idle_timeout", "not a duration"},
+		"dns-bad-second-resolve.yaml":          {8, "steps[1].resolve", "takes one resolve step"},
 		"health-bad-service.yaml":              {8, "steps[0].health.service", "control character"},
 		"config-bad-lb-config.yaml":            {10, "steps[1].config.lb_config", "not a JSON object"},
 		"config-bad-no-policy.yaml":            {9, "steps[1].config", "needs lb_policy or service_config"},
