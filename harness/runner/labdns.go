@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/resolver"
 
@@ -24,7 +25,8 @@ const labDNSScheme = "dns"
 // returns each address as an endpoint of its own (A61, "Allow Resolvers to
 // Return Multiple Addresses Per Endpoint"), IPv4 first (dns.Lookup;
 // scenario.DNSAnswer is the same order, the simulator's). It looks the name
-// up again when the channel asks it to re-resolve.
+// up again when the channel asks it to re-resolve, no sooner than
+// labDNSMinInterval after the last lookup.
 type labDNSBuilder struct {
 	lab *netlab.Lab
 }
@@ -67,14 +69,31 @@ func (r *labDNSResolver) Close() {
 	r.wg.Wait()
 }
 
+// labDNSMinInterval is the least time between two lookups: requests to
+// re-resolve that come sooner wait for it, as grpc-go's, grpc-js's and
+// C-core's DNS resolvers make them wait (30 s each), so that a policy's
+// requests reach the lab DNS as a real client's would.
+const labDNSMinInterval = 30 * time.Second
+
 func (r *labDNSResolver) loop() {
 	defer r.wg.Done()
+	var last time.Time
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
 		case <-r.now:
 		}
+		if wait := time.Until(last.Add(labDNSMinInterval)); !last.IsZero() && wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-r.ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		last = time.Now()
 		addrs, err := dns.Lookup(r.ctx, r.lab.DialContext, r.host)
 		if r.ctx.Err() != nil {
 			return
