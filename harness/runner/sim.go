@@ -51,9 +51,6 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 // timeline; the trace names the implementation name.
 func (sr *simRun) simulate(ctx context.Context, name, config string, opts Options, setup func(*sim.Channel) error) (*trace.Trace, error) {
 	s := sr.s
-	if s.Client.IdleTimeout > 0 {
-		return nil, fmt.Errorf("%s: %w", s.Name, &NotApplicable{Reason: "the simulated channel has no idle timeout: it never goes IDLE on its own"})
-	}
 	// The client's health checking (A17's healthCheckConfig), as the
 	// simulated channel's: which service name its health listeners hear.
 	service, on, err := scenario.HealthCheckService(s.Client.EffectiveServiceConfig())
@@ -61,7 +58,7 @@ func (sr *simRun) simulate(ctx context.Context, name, config string, opts Option
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	sr.health = healthCheck{service, on}
-	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on})
+	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on, IdleTimeout: s.Client.IdleTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
