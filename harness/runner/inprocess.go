@@ -284,6 +284,9 @@ func (c *inProcess) describe(h *trace.Header) {
 // resolver state. Later resolver updates carry it too, as a real
 // resolver's would.
 func (c *inProcess) setConfig(a scenario.SetConfig) error {
+	if c.res == nil && c.lr.s.Client.Target == scenario.TargetDNS {
+		return fmt.Errorf("a client resolving through DNS keeps its default service config: a config step has no resolver to push it")
+	}
 	if c.res == nil {
 		return fmt.Errorf("an xDS client's LB config comes from its resources, not from a config step")
 	}
