@@ -6,6 +6,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/compare"
+	"github.com/conformlab/conform/harness/match"
 	"github.com/conformlab/conform/harness/requirement"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -94,4 +95,55 @@ func dnsPickFirst() spec.Spec {
 		},
 		Agreement: dnsAgreement,
 	}
+}
+
+// dnsHappyEyeballs: pick_first over the same name, both records' backends
+// dropping SYNs until 400 ms: whichever address the client's resolver
+// sorts first, Happy Eyeballs runs over the two DNS endpoints as over one
+// flattened list: the second address is attempted one Connection Attempt
+// Delay (250 ms) after the first, whose SYN is unanswered.
+func dnsHappyEyeballs() spec.Spec {
+	b := scenario.New("dns-pf-happy-eyeballs").
+		Describe("target dns; pick_first; the lab DNS serves an A record (b1) and an AAAA record (b2), both dropping SYNs until 400 ms; r1 waits for ready").
+		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv6Only).
+		Target(scenario.TargetDNS).
+		LB("pick_first", `{}`).
+		At(0, scenario.Fault("b1/ipv4", scenario.Drop)).
+		At(0, scenario.Fault("b2/ipv6", scenario.Drop)).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4", "b2/ipv6"))).
+		At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(4*time.Second))).
+		At(400*time.Millisecond, scenario.Clear("b1/ipv4")).
+		At(400*time.Millisecond, scenario.Clear("b2/ipv6")).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish())
+	return spec.Spec{
+		Doc: requirement.A61, Section: sectionHE,
+		Scenario: b.End(5 * time.Second).MustBuild(),
+		Checks: []spec.Check{
+			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				first, second := dnsAttemptOrder(g, tr)
+				spec.RequirePromptFirstAttempt(tr)
+				spec.RequireSteadyBetweenAttempts(tr, first, second, "250 ms Connection Attempt Delay")
+				g.Expect(tr).To(match.HaveGapBetweenAttempts(first, second, 250*time.Millisecond, spec.TimerWithin(tr)),
+					"pick_first's Happy Eyeballs over the DNS resolver's two endpoints")
+			}},
+		},
+		Agreement: synAgreement,
+	}
+}
+
+// dnsAttemptOrder is the address of the first connection attempt and the
+// other of the two DNS addresses: which comes first is the client's
+// resolver's choice (RFC 6724 or glibc's table).
+func dnsAttemptOrder(g gomega.Gomega, tr *trace.Trace) (first, second string) {
+	v4, v6 := spec.Addr(tr, "b1/ipv4"), spec.Addr(tr, "b2/ipv6")
+	as := spec.Attempts(tr.Events)
+	g.Expect(as).NotTo(gomega.BeEmpty(), "no connection attempt")
+	switch as[0].Addr {
+	case v4:
+		return v4, v6
+	case v6:
+		return v6, v4
+	}
+	g.Expect(as[0].Addr).To(gomega.BeElementOf(v4, v6), "the first attempt should go to one of the name's addresses")
+	return "", ""
 }

@@ -38,7 +38,7 @@ func Specs() []spec.Spec {
 		heDroppedIPv6(), heRefusedIPv6(), heFirstReadyWins(), heThreeDropped(),
 		heDelayClamp("he-delay-clamp-low", "30ms", 100*time.Millisecond),
 		heDelayClamp("he-delay-clamp-high", "5s", 2*time.Second),
-		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(),
+		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(), dnsHappyEyeballs(),
 		// Move pick_first Logic Out of Subchannel (Java/Go)
 		oneAddressPerSubchannel(),
 		// Use pick_first as the Universal Leaf Policy
