@@ -23,7 +23,7 @@ import (
 
 // armIdleLocked starts the idle timer for d. w.mu is held.
 func (w *Channel) armIdleLocked(d time.Duration) {
-	w.idleTimer = w.afterLocked("idle timeout", d, w.idleTimerFiredLocked)
+	w.afterLocked("idle timeout", d, w.idleTimerFiredLocked)
 }
 
 // idleTimerFiredLocked goes IDLE when the channel has had no RPC activity
@@ -38,7 +38,7 @@ func (w *Channel) idleTimerFiredLocked() {
 		w.armIdleLocked(timeout - since)
 		return
 	}
-	w.idle, w.idleTimer = true, nil
+	w.idle = true
 	w.state, w.picker = connectivity.Idle, nil
 	w.pickerGen++
 	w.channelStateLocked(connectivity.Idle)

@@ -137,7 +137,6 @@ type Channel struct {
 
 	// The idle timeout's state (idle.go).
 	idle          bool
-	idleTimer     *simTimer
 	active        int           // RPCs in flight
 	lastActive    time.Duration // the last RPC's start or end
 	channelState  connectivity.State

@@ -14,9 +14,8 @@ import (
 	"github.com/conformlab/conform/suites/spec"
 )
 
-// stickyIdleTimeout is the client's idle timeout in stickyTFIdleTimeout:
-// short enough for the lab, and grpc-js's least (it raises a smaller one to
-// 1 s).
+// stickyIdleTimeout is the client's idle timeout in the idle specs: short
+// enough for the lab, and grpc-js's least (it raises a smaller one to 1 s).
 const stickyIdleTimeout = time.Second
 
 // stickyTFIdleTimeout: b1 refuses; pick_first goes into sticky
@@ -28,19 +27,19 @@ const stickyIdleTimeout = time.Second
 // CONNECTING, READY, and r1 answered. Had sticky TRANSIENT_FAILURE
 // survived the idleness, r1 would fail at once.
 func stickyTFIdleTimeout() spec.Spec {
-	return stickyTFIdle("sticky-tf-idle-timeout", "no RPC until r1")
+	return stickyTFIdle("sticky-tf-idle-timeout", "no RPC until r1", false)
 }
 
 // stickyTFIdleAfterRPC: the same, with one RPC, r0 (without
 // wait_for_ready), failed at once in TRANSIENT_FAILURE at 300 ms: the
 // channel's last RPC activity, after which the idle timeout runs.
 func stickyTFIdleAfterRPC() spec.Spec {
-	return stickyTFIdle("sticky-tf-idle-after-rpc", "r0 (no wait_for_ready) at 300 ms fails in TRANSIENT_FAILURE; no RPC again until r1")
+	return stickyTFIdle("sticky-tf-idle-after-rpc", "r0 (no wait_for_ready) at 300 ms fails in TRANSIENT_FAILURE; no RPC again until r1", true)
 }
 
-// stickyTFIdle is the scenario of both, named name; what describes the
-// RPCs before r1.
-func stickyTFIdle(name, what string) spec.Spec {
+// stickyTFIdle is the spec of both, named name, with r0 at 300 ms when r0
+// is set; what describes the RPCs before r1.
+func stickyTFIdle(name, what string, r0 bool) spec.Spec {
 	b := scenario.New(name).
 		Describe("idle timeout 1 s; b1 refuses until 2.5 s; "+what+" (no wait_for_ready) at 3 s").
 		Backend("b1", scenario.IPv4Only).
@@ -48,7 +47,7 @@ func stickyTFIdle(name, what string) spec.Spec {
 		IdleTimeout(stickyIdleTimeout).
 		At(0, scenario.Fault("b1/ipv4", scenario.Reset)).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4")))
-	if name == "sticky-tf-idle-after-rpc" {
+	if r0 {
 		b.At(300*time.Millisecond, scenario.RPC("r0", scenario.Deadline(time.Second)))
 	}
 	return spec.Spec{
