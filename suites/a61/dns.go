@@ -61,6 +61,7 @@ func dnsRoundRobin() spec.Spec {
 			{Requirement: "A61-DNS-ENDPOINT-PER-ADDRESS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// round_robin spreads its picks evenly over its READY
 				// endpoints: two of them, one per DNS address.
+				spec.RequireConnectedBefore(tr, spec.RPCStart(g, tr, dnsRPCs[0]), "b1", "b2")
 				backends := spec.ServedByEach(g, tr, dnsRPCs...)
 				n := map[string]int{}
 				for _, b := range backends {
