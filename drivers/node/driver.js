@@ -240,6 +240,7 @@ function capabilities() {
     // events are evidence all the same.
     stall_watch: false,
     config_update: serviceConfigParser() !== null,
+    idle_timeout: idleTimeoutOption(),
   };
 }
 
@@ -253,6 +254,17 @@ function serviceConfigParser() {
     return typeof m.validateServiceConfig === 'function' ? m.validateServiceConfig : null;
   } catch (_) {
     return null;
+  }
+}
+
+// idleTimeoutOption says whether this grpc-js knows the channel option
+// grpc.client_idle_timeout_ms (create's idle_timeout_ms).
+function idleTimeoutOption() {
+  try {
+    const co = fs.readFileSync(path.join(grpcPkgDir, 'build', 'src', 'channel-options.js'), 'utf8');
+    return co.includes('grpc.client_idle_timeout_ms');
+  } catch (_) {
+    return false; // unknown layout: say no
   }
 }
 
@@ -456,6 +468,11 @@ const handlers = {
       need(o !== null && typeof o === 'object' && !Array.isArray(o), 'CONFORM_GRPC_JS_CHANNEL_OPTIONS must be a JSON object');
       Object.assign(options, o);
       logEvent(`channel options from CONFORM_GRPC_JS_CHANNEL_OPTIONS: ${JSON.stringify(o)}`);
+    }
+    if (cmd.idle_timeout_ms !== undefined && cmd.idle_timeout_ms !== null) {
+      need(Number.isInteger(cmd.idle_timeout_ms) && cmd.idle_timeout_ms > 0, 'idle_timeout_ms must be a positive integer');
+      need(idleTimeoutOption(), 'this grpc-js has no grpc.client_idle_timeout_ms channel option');
+      options['grpc.client_idle_timeout_ms'] = cmd.idle_timeout_ms;
     }
     if (sc.trim() !== '') {
       try {

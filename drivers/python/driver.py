@@ -104,6 +104,9 @@ class Driver:
                 # service config's healthCheckConfig starts a health watch on
                 # each subchannel (pick_first inhibits it).
                 "health_check": True,
+                # create's idle_timeout_ms: C-core's client idle filter takes
+                # the channel argument grpc.client_idle_timeout_ms.
+                "idle_timeout": True,
             },
             "observes": "polling",
         }}
@@ -135,6 +138,11 @@ class Driver:
             if not isinstance(parsed, dict):
                 raise CommandError("create: service_config is not a JSON object")
             options.append(("grpc.service_config", service_config))
+        idle_ms = field(cmd, "idle_timeout_ms", int, default=0)
+        if idle_ms < 0:
+            raise CommandError("create: idle_timeout_ms must not be negative")
+        if idle_ms:
+            options.append(("grpc.client_idle_timeout_ms", idle_ms))
         self.channel = grpc.insecure_channel(target, options=options)
         self.target = target
         # try_to_connect: the channel leaves IDLE at once (the protocol's

@@ -70,6 +70,8 @@ func TestDriver_MalformedInput_ErrorLinesThenExit0(t *testing.T) {
 		`{"id":5,"op":"rpc","rpc":"r1","method":"/conform.lab.Backend/Name"}`,
 		`{"id":6,"op":"create","target":"dns://198.18.255.53/svc.conform:50051"}`,
 		`{"id":7,"op":"create","target":42}`,
+		`{"id":8,"op":"create","target":"dns:///svc.conform:50051","idle_timeout_ms":-5}`,
+		`{"id":9,"op":"create","target":"dns:///svc.conform:50051","idle_timeout_ms":"1s"}`,
 		"\xff\xfe",
 		``,
 	}, "\n") + "\n"
@@ -92,6 +94,8 @@ func TestDriver_MalformedInput_ErrorLinesThenExit0(t *testing.T) {
 		{5.0, "error", "no channel"},
 		{6.0, "error", "with its port"},
 		{7.0, "error", "wrong type"},
+		{8.0, "error", "must not be negative"},
+		{9.0, "error", "wrong type"},
 		{nil, "error", "malformed"},
 	}
 	if len(lines) != len(want) {
@@ -106,6 +110,9 @@ func TestDriver_MalformedInput_ErrorLinesThenExit0(t *testing.T) {
 	h, _ := lines[0]["hello"].(map[string]any)
 	if h["impl"] != "grpcio" || h["observes"] != "polling" {
 		t.Errorf("hello = %v", lines[0])
+	}
+	if can, _ := h["can"].(map[string]any); can["idle_timeout"] != true {
+		t.Errorf("hello can = %v, want idle_timeout true (C-core's grpc.client_idle_timeout_ms)", h["can"])
 	}
 	// xds from grpcio 1.51 on (C-core's xDS client, run over the lab's
 	// management server since Debian's 1.51.1).

@@ -83,6 +83,10 @@ const (
 	// resolver"). Absent means false: a scenario with a config step is
 	// not-applicable.
 	CanConfigUpdate = "config_update"
+	// CanIdleTimeout says create takes idle_timeout_ms, the channel's idle
+	// timeout (A62). Absent means false: a scenario that sets the client's
+	// idle timeout is not-applicable.
+	CanIdleTimeout = "idle_timeout"
 )
 
 // ProcessOptions configure a driver process.
@@ -221,7 +225,23 @@ func (p *Process) Hello() Hello { return p.hello }
 
 // Create creates the driver's channel.
 func (p *Process) Create(target, serviceConfig string) error {
-	return p.command(map[string]any{"op": "create", "target": target, "service_config": serviceConfig}, nil)
+	return p.CreateWith(target, serviceConfig, CreateOptions{})
+}
+
+// CreateOptions are create's optional fields.
+type CreateOptions struct {
+	// IdleTimeout is the channel's idle timeout (idle_timeout_ms, for a
+	// driver that says CanIdleTimeout); zero leaves the default.
+	IdleTimeout time.Duration
+}
+
+// CreateWith creates the driver's channel with create's optional fields.
+func (p *Process) CreateWith(target, serviceConfig string, o CreateOptions) error {
+	cmd := map[string]any{"op": "create", "target": target, "service_config": serviceConfig}
+	if o.IdleTimeout > 0 {
+		cmd["idle_timeout_ms"] = o.IdleTimeout.Milliseconds()
+	}
+	return p.command(cmd, nil)
 }
 
 // Resolve pushes a resolver update: one address list per endpoint.

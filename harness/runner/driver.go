@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"os"
 	"slices"
@@ -51,9 +52,6 @@ func (d Driver) runSim(_ context.Context, s *scenario.Scenario, _ Options) (*tra
 // labClient checks what can be checked before the lab exists and installs
 // the driver (its xDS variant for an xds target).
 func (d Driver) labClient(ctx context.Context, s *scenario.Scenario) (labClient, error) {
-	if s.Client.Target == scenario.TargetDNS {
-		return nil, errors.New("dns targets need the lab's DNS, which driver runs do not set up yet")
-	}
 	if d.Impl.Name == driver.Reference {
 		if _, err := reference.ParseSwitches(s.Client.Env); err != nil {
 			return nil, err
@@ -113,10 +111,12 @@ func (c *driverClient) start(_ context.Context, lr *labRun, _ uint64) error {
 	// implementation reads them itself, as it would in production.
 	cmd.Env = append(cmd.Env, scenario.EnvList(s.Client.Env)...)
 	popts := driver.ProcessOptions{Now: lr.lab.Now, Record: lr.log.Add, CommandTimeout: c.timeout}
-	if s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0 {
+	if (s.Client.Target == scenario.TargetXDS && resolverUpdates(s) > 0) || s.Client.Target == scenario.TargetDNS {
 		// LOGICAL_DNS clusters: the implementation's xDS client asks its
 		// system resolver, which is made the lab's DNS, serving the
-		// scenario's resolve steps under the clusters' names.
+		// scenario's resolve steps under the clusters' names. A dns
+		// target: the channel's DNS resolver asks it too (grpc-js and
+		// C-core read resolv.conf; grpc-go's Go resolver as well).
 		if err := c.labResolver(); err != nil {
 			return err
 		}
@@ -138,16 +138,24 @@ func (c *driverClient) start(_ context.Context, lr *labRun, _ uint64) error {
 	case s.Client.Target == scenario.TargetXDS:
 		c.created = true
 		err = drv.Create("xds:///"+s.Client.Listener, "")
+	case s.Client.Target == scenario.TargetDNS:
+		// created at the resolve step, which sets the records
 	case usesDNS(c.hello):
 		err = lr.startDNS()
 	default:
 		c.created = true
-		err = drv.Create("conform:///"+s.Name, c.sc)
+		err = c.create("conform:///" + s.Name)
 	}
 	if err != nil {
 		return errors.Join(err, c.close())
 	}
 	return nil
+}
+
+// create creates the driver's channel to target with the scenario's
+// service config and idle timeout.
+func (c *driverClient) create(target string) error {
+	return c.drv.CreateWith(target, c.sc, driver.CreateOptions{IdleTimeout: c.lr.s.Client.IdleTimeout})
 }
 
 // labResolver writes the files that make the lab DNS the driver's system
@@ -239,6 +247,9 @@ func (c *driverClient) startRPC(a scenario.StartRPC) error {
 // resolve records the update and gives it to the driver, or serves it from
 // the lab DNS.
 func (c *driverClient) resolve(a scenario.ResolverUpdate) error {
+	if c.lr.s.Client.Target == scenario.TargetDNS {
+		a = scenario.DNSAnswer(a) // the records, as the DNS resolver returns them
+	}
 	eps, err := c.lr.s.ConcreteEndpoints(a.Endpoints, AddrOf)
 	if err != nil {
 		return err
@@ -288,7 +299,12 @@ func (c *driverClient) resolveDNS(eps [][]string) error {
 		return nil
 	}
 	c.created = true
-	return c.drv.Create(dns.Target(dnsName(c.lr.s), netlab.DefaultPort), c.sc)
+	if c.lr.s.Client.Target == scenario.TargetDNS {
+		// The system resolver is the lab DNS (labResolver): the target
+		// any application would use.
+		return c.create("dns:///" + net.JoinHostPort(dnsName(c.lr.s), strconv.Itoa(netlab.DefaultPort)))
+	}
+	return c.create(dns.Target(dnsName(c.lr.s), netlab.DefaultPort))
 }
 
 // dnsNames are the names the lab DNS serves the resolve steps under: the

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -85,15 +88,14 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 		sinkSeq.Unlock()
 		c.unreg = recorder.RegisterSink(c.sink, &timedSink{lr.log, lr.lab, c.reResolv.request})
 	}
-	if lr.s.Client.Target == scenario.TargetXDS {
+	switch lr.s.Client.Target {
+	case scenario.TargetXDS:
 		err = c.startXDS()
-	} else {
+	case scenario.TargetDNS:
+		err = c.startDNS()
+	default:
 		c.res = manual.NewBuilderWithScheme("conform")
-		c.cc, err = grpc.NewClient("conform:///"+lr.s.Name,
-			grpc.WithResolvers(c.res),
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
-			grpc.WithContextDialer(lr.lab.GRPCDialer()),
-			grpc.WithDefaultServiceConfig(c.serviceConfig(c.policy, c.config)))
+		c.cc, err = grpc.NewClient("conform:///"+lr.s.Name, c.dialOptions(grpc.WithResolvers(c.res))...)
 	}
 	if err != nil {
 		if c.unreg != nil {
@@ -101,9 +103,62 @@ func (c *inProcess) start(_ context.Context, lr *labRun, seed uint64) error {
 		}
 		return err
 	}
-	c.cc.Connect() // builds the resolver, so that updates can be pushed
+	if lr.s.Client.Target != scenario.TargetDNS {
+		c.cc.Connect() // builds the resolver, so that updates can be pushed
+	}
 	c.wg.Add(1)
 	go c.watchStates()
+	return nil
+}
+
+// dialOptions are the channel's options: the lab's dialer, the policy's
+// service config, the scenario's idle timeout, and more.
+func (c *inProcess) dialOptions(more ...grpc.DialOption) []grpc.DialOption {
+	opts := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(c.lr.lab.GRPCDialer()),
+		grpc.WithDefaultServiceConfig(c.serviceConfig(c.policy, c.config)),
+	}
+	if d := c.lr.s.Client.IdleTimeout; d > 0 {
+		opts = append(opts, grpc.WithIdleTimeout(d))
+	}
+	return append(opts, more...)
+}
+
+// startDNS builds a channel to the scenario's name in the lab DNS
+// (labDNSBuilder) and starts the lab DNS; the channel leaves IDLE at the
+// resolve step, which sets the records (resolveDNS).
+func (c *inProcess) startDNS() error {
+	if err := c.lr.startDNS(); err != nil {
+		return err
+	}
+	var err error
+	target := labDNSScheme + ":///" + net.JoinHostPort(dnsName(c.lr.s), strconv.Itoa(netlab.DefaultPort))
+	c.cc, err = grpc.NewClient(target, c.dialOptions(grpc.WithResolvers(labDNSBuilder{c.lr.lab}))...)
+	return err
+}
+
+// resolveDNS sets the records of the scenario's name, records the update as
+// the DNS resolver returns it, and has the channel leave IDLE, which
+// builds its resolver, the first time.
+func (c *inProcess) resolveDNS(a scenario.ResolverUpdate) error {
+	eps, err := c.lr.s.ConcreteEndpoints(scenario.DNSAnswer(a).Endpoints, AddrOf)
+	if err != nil {
+		return err
+	}
+	var addrs []netip.Addr
+	for _, ep := range eps {
+		ap, err := netip.ParseAddrPort(ep[0])
+		if err != nil {
+			return err
+		}
+		addrs = append(addrs, ap.Addr())
+	}
+	if err := c.lr.dns.Set(dnsName(c.lr.s), addrs, time.Second); err != nil {
+		return err
+	}
+	c.lr.record(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: eps})
+	c.cc.Connect()
 	return nil
 }
 
@@ -229,6 +284,9 @@ func (c *inProcess) describe(h *trace.Header) {
 // resolver state. Later resolver updates carry it too, as a real
 // resolver's would.
 func (c *inProcess) setConfig(a scenario.SetConfig) error {
+	if c.res == nil && c.lr.s.Client.Target == scenario.TargetDNS {
+		return fmt.Errorf("a client resolving through DNS keeps its default service config: a config step has no resolver to push it")
+	}
 	if c.res == nil {
 		return fmt.Errorf("an xDS client's LB config comes from its resources, not from a config step")
 	}
@@ -266,6 +324,9 @@ func (c *inProcess) stepPolicy(a scenario.SetConfig) (policy, config string, err
 }
 
 func (c *inProcess) resolve(a scenario.ResolverUpdate) error {
+	if c.lr.s.Client.Target == scenario.TargetDNS {
+		return c.resolveDNS(a)
+	}
 	state := resolverState
 	if !c.recorded {
 		state = linkedResolverState

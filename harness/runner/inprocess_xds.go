@@ -35,10 +35,12 @@ func (c *inProcess) startXDS() error {
 		AggregateClusterBackwardCompat: c.switches.AggregateClusterBackwardCompat,
 	}), c: c}
 	var err error
-	c.cc, err = grpc.NewClient(xdsresolver.Scheme+":///"+c.lr.s.Client.Listener,
-		grpc.WithResolvers(b),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(c.lr.lab.GRPCDialer()))
+	opts := []grpc.DialOption{grpc.WithResolvers(b), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(c.lr.lab.GRPCDialer())}
+	if d := c.lr.s.Client.IdleTimeout; d > 0 {
+		opts = append(opts, grpc.WithIdleTimeout(d))
+	}
+	c.cc, err = grpc.NewClient(xdsresolver.Scheme+":///"+c.lr.s.Client.Listener, opts...)
 	return err
 }
 

@@ -43,6 +43,7 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 var capabilityMeaning = map[string]string{
 	driver.CanHealthCheck:       " (client-side health checking, which the scenario's healthCheckConfig asks for: gRFC A17)",
 	driver.CanRequestHashHeader: " (ring_hash's requestHashHeader, which the scenario's LB config sets: gRFC A76)",
+	driver.CanIdleTimeout:       " (the channel's idle timeout, which the scenario's client.idle_timeout sets: A62)",
 }
 
 // changesConfig reports whether s has a config step.
@@ -129,12 +130,18 @@ func needs(s *scenario.Scenario) []string {
 	if strings.Contains(cfg, `"requestHashHeader"`) {
 		set[driver.CanRequestHashHeader] = true
 	}
+	if s.Client.IdleTimeout > 0 {
+		set[driver.CanIdleTimeout] = true
+	}
 	if _, on, _ := scenario.HealthCheckService(s.Client.ServiceConfig); on {
 		set[driver.CanHealthCheck] = true
 	}
 	for _, st := range s.Steps {
 		switch a := st.Action.(type) {
 		case scenario.ResolverUpdate:
+			if s.Client.Target == scenario.TargetDNS {
+				continue // records of the lab DNS: the driver is sent no resolve command
+			}
 			updateNeeds(s, a, set)
 			if endpointAttrs(a) != nil {
 				set[driver.CanEndpointAttributes] = true
@@ -152,7 +159,7 @@ func needs(s *scenario.Scenario) []string {
 		}
 	}
 	var out []string
-	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanRequestHashHeader, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS} {
+	for _, c := range []string{driver.CanEndpoints, driver.CanEndpointAttributes, driver.CanMixedFamilies, driver.CanServiceConfig, driver.CanAttemptDelay, driver.CanHealthCheck, driver.CanRequestHashHeader, driver.CanSessionMetadata, driver.CanWaitForReady, driver.CanXDS, driver.CanIdleTimeout} {
 		if set[c] {
 			out = append(out, c)
 		}

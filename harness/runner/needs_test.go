@@ -183,3 +183,21 @@ func TestNeeds_RequestHashHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestNeeds_IdleTimeoutAndDNSTarget verifies that a client idle timeout
+// needs a driver that takes one, and that a dns target's resolve step, the
+// lab DNS's records, needs nothing of the driver's resolver: no endpoints,
+// no mixed families (the driver is sent no resolve command).
+func TestNeeds_IdleTimeoutAndDNSTarget(t *testing.T) {
+	s := scenario.New("n").Backend("b1", scenario.Dual).Backend("b2", scenario.Dual).
+		Target(scenario.TargetDNS).LB("round_robin", `{}`).IdleTimeout(time.Second).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"), scenario.EP("b2/ipv4"))).
+		End(time.Second).MustBuild()
+	if got, want := strings.Join(needs(s), ","), "service_config,idle_timeout"; got != want {
+		t.Errorf("needs = %s, want %s", got, want)
+	}
+	h := driver.Hello{Can: map[string]bool{driver.CanServiceConfig: true}}
+	if got := missingCapabilities(s, h); !strings.Contains(got, driver.CanIdleTimeout) {
+		t.Errorf("a driver without idle_timeout misses %q, want it named", got)
+	}
+}

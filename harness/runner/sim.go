@@ -58,7 +58,7 @@ func (sr *simRun) simulate(ctx context.Context, name, config string, opts Option
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	sr.health = healthCheck{service, on}
-	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on})
+	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on, IdleTimeout: s.Client.IdleTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
@@ -145,6 +145,11 @@ var simFaults = map[scenario.FaultType]sim.Fault{
 func (sw *simRun) apply(a scenario.Action) error {
 	switch a := a.(type) {
 	case scenario.ResolverUpdate:
+		if sw.s.Client.Target == scenario.TargetDNS {
+			// The simulated channel's resolver is the DNS resolver: the
+			// records come back one endpoint per address.
+			a = scenario.DNSAnswer(a)
+		}
 		st, eps, err := sw.resolverState(a)
 		if err != nil {
 			return err

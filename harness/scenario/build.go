@@ -44,6 +44,12 @@ func (b *Builder) Target(form string) *Builder {
 	return b
 }
 
+// IdleTimeout sets the channel's idle timeout (A62).
+func (b *Builder) IdleTimeout(d time.Duration) *Builder {
+	b.s.Client.IdleTimeout = d
+	return b
+}
+
 // LB selects the load-balancing policy and its JSON config.
 func (b *Builder) LB(policy, config string) *Builder {
 	b.s.Client.LBPolicy, b.s.Client.LBConfig = policy, config

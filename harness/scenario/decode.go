@@ -139,9 +139,14 @@ func (r *reader) backends(n *yaml.Node) ([]Backend, error) {
 
 func (r *reader) client(n *yaml.Node) (Client, error) {
 	var c Client
-	f, err := r.Fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config", "env")
+	f, err := r.Fields(n, "client", "target", "listener", "lb_policy", "lb_config", "service_config", "env", "idle_timeout")
 	if err != nil {
 		return c, err
+	}
+	if v, ok := f["idle_timeout"]; ok {
+		if c.IdleTimeout, err = r.Duration(v, "client.idle_timeout"); err != nil {
+			return c, err
+		}
 	}
 	if v, ok := f["env"]; ok {
 		if c.Env, err = r.StrMap(v, "client.env"); err != nil {

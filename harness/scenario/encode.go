@@ -71,6 +71,7 @@ func clientNode(c Client) *yaml.Node {
 	m.Str("lb_config", c.LBConfig)
 	m.Str("service_config", c.ServiceConfig)
 	m.StrMap("env", c.Env)
+	m.Dur("idle_timeout", c.IdleTimeout)
 	return m.Node()
 }
 

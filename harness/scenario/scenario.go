@@ -95,7 +95,10 @@ const (
 	// straight into the client (a manual resolver). The default.
 	TargetManual = "manual"
 	// TargetDNS: the client resolves a name served by the lab's DNS, whose
-	// records follow the timeline's resolver updates.
+	// records follow the timeline's resolver updates: every address of a
+	// resolve step is a record (A or AAAA) of the scenario's name, and the
+	// client's DNS resolver makes each its own endpoint (A61, "Allow
+	// Resolvers to Return Multiple Addresses Per Endpoint").
 	TargetDNS = "dns"
 )
 
@@ -113,6 +116,10 @@ type Client struct {
 	// "false". Drivers get them in their process's environment; the
 	// reference, through its options (it never reads the environment).
 	Env map[string]string
+	// IdleTimeout is the channel's idle timeout (A62, "Use sticky-TF by
+	// default": the channel goes IDLE after this long without RPC
+	// activity); zero leaves the implementation's default.
+	IdleTimeout time.Duration
 }
 
 // EffectiveServiceConfig is the client's LB configuration as a service

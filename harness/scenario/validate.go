@@ -25,7 +25,10 @@ func (s *Scenario) Validate() error {
 	if err := v.top(); err != nil {
 		return err
 	}
-	return v.steps()
+	if err := v.steps(); err != nil {
+		return err
+	}
+	return v.dnsSteps()
 }
 
 type validator struct {
@@ -65,6 +68,9 @@ func (v *validator) client() error {
 	c := v.s.Client
 	if c.Target != "" && c.Target != TargetManual && c.Target != TargetDNS && c.Target != TargetXDS {
 		return form.FieldErr("client.target", "unknown target form %q (want manual, dns or xds)", c.Target)
+	}
+	if c.IdleTimeout < 0 {
+		return form.FieldErr("client.idle_timeout", "must not be negative (absent or zero: the client's default)")
 	}
 	if err := v.xdsClient(); err != nil {
 		return err

@@ -74,9 +74,13 @@ func (cc *clientConn) UpdateState(s balancer.State) {
 	if w.closed {
 		return
 	}
+	if w.idle {
+		return // the balancer closed at the idle timeout, reporting as it went
+	}
 	w.state, w.picker = s.ConnectivityState, s.Picker
 	w.pickerGen++
 	w.recordLocked(trace.Event{Kind: trace.KindBalancerState, State: s.ConnectivityState.String()})
+	w.channelStateLocked(s.ConnectivityState)
 	for _, r := range w.queued {
 		w.enqueuePickLocked(r)
 	}

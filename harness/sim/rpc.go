@@ -55,6 +55,7 @@ func (w *Channel) StartRPC(id string, o RPCOptions) {
 		r.deadline = w.afterLocked("rpc deadline", o.Deadline, func() { w.deadlineLocked(r) })
 	}
 	w.queued = append(w.queued, r)
+	w.activeLocked(1)
 	w.enqueuePickLocked(r)
 	w.mu.Unlock()
 	w.settle()
@@ -174,6 +175,7 @@ func (w *Channel) deadlineLocked(r *rpc) {
 // finishLocked records the RPC's result and calls the picker's Done.
 func (w *Channel) finishLocked(r *rpc, code codes.Code, msg, backend string) {
 	r.finished = true
+	w.activeLocked(-1)
 	r.deadline.stopLocked(w)
 	w.dequeueLocked(r)
 	e := trace.Event{Source: trace.SourceDriver, Kind: trace.KindRPCResult, RPC: r.id, Code: trace.CodeName(code), Backend: backend, Err: msg}

@@ -98,6 +98,9 @@ type Options struct {
 	// health mechanism configured the watch changes nothing).
 	HealthService string
 	NoHealthCheck bool
+	// IdleTimeout is the channel's idle timeout (idle.go); zero: none, the
+	// channel never goes IDLE on its own.
+	IdleTimeout time.Duration
 }
 
 // Channel is one simulated channel: a balancer, its subchannels, the network
@@ -132,6 +135,13 @@ type Channel struct {
 	queued     []*rpc // RPCs waiting for a picker, in start order
 	resolveNow int
 	rstate     resolver.State // the last resolver update, for SetConfig
+
+	// The idle timeout's state (idle.go).
+	idle          bool
+	active        int           // RPCs in flight
+	lastActive    time.Duration // the last RPC's start or end
+	channelState  connectivity.State
+	channelStated bool // channelState was recorded
 }
 
 // New builds the balancer registered as builderName inside a new Channel.
@@ -179,6 +189,11 @@ func New(builderName, lbConfigJSON string, opts Options) (*Channel, error) {
 	gs := gracefulswitch.New(w.cc, balancer.BuildOptions{})
 	w.bal = gs
 	w.call(func() { gs.SwitchTo(b) })
+	if opts.IdleTimeout > 0 {
+		w.mu.Lock()
+		w.armIdleLocked(opts.IdleTimeout)
+		w.mu.Unlock()
+	}
 	return w, nil
 }
 
@@ -231,7 +246,12 @@ func (w *Channel) ResolveNowCount() int {
 // mode, its goroutine. Calls after Close do nothing.
 func (w *Channel) Close() {
 	w.closeBal.Do(func() {
-		w.call(func() { w.bal.Close() })
+		w.mu.Lock()
+		idle := w.idle
+		w.mu.Unlock()
+		if !idle { // an idle channel's balancer is closed already
+			w.call(func() { w.bal.Close() })
+		}
 		w.mu.Lock()
 		w.closed = true
 		for t := range w.timers {

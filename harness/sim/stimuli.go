@@ -112,7 +112,11 @@ func (w *Channel) Resolve(s resolver.State) error {
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverUpdate, Endpoints: endpointAddrs(s)})
 	w.rstate = s
 	cfg := w.cfg
+	idle := w.idleLocked()
 	w.mu.Unlock()
+	if idle {
+		return nil // the next balancer gets it
+	}
 	var err error
 	w.call(func() {
 		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
@@ -146,7 +150,11 @@ func (w *Channel) configure(b balancer.Builder, lbConfigJSON string) error {
 	w.recordLocked(trace.Event{Source: trace.SourceHarness, Kind: trace.KindConfigUpdate, Detail: lbConfigJSON})
 	w.builder, w.cfg, w.cfgText = b.Name(), cfg, lbConfigJSON
 	s := w.rstate
+	idle := w.idleLocked()
 	w.mu.Unlock()
+	if idle {
+		return nil // the next balancer gets it
+	}
 	w.call(func() {
 		w.bal.SwitchTo(b)
 		err = w.bal.UpdateClientConnState(balancer.ClientConnState{ResolverState: s, BalancerConfig: cfg})
@@ -238,7 +246,7 @@ func endpointAddrs(s resolver.State) [][]string {
 // ResolverError reports a resolver error to the balancer (recorded as
 // resolver-error).
 func (w *Channel) ResolverError(err error) {
-	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()}) {
+	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindResolverError, Err: err.Error()}) && !w.isIdle() {
 		w.call(func() { w.bal.ResolverError(err) })
 	}
 }
@@ -246,7 +254,7 @@ func (w *Channel) ResolverError(err error) {
 // ExitIdle asks the balancer to leave IDLE (recorded as exit-idle), as the
 // channel does when an RPC arrives while it is idle.
 func (w *Channel) ExitIdle() {
-	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindExitIdle}) {
+	if w.stimulus(trace.Event{Source: trace.SourceHarness, Kind: trace.KindExitIdle}) && !w.isIdle() {
 		w.call(func() { w.bal.ExitIdle() })
 	}
 }

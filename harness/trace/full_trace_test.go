@@ -139,13 +139,15 @@ func fullManualScenario() *scenario.Scenario {
 		MustBuild()
 }
 
-// fullDNSScenario: the dns target with a whole service config.
+// fullDNSScenario: the dns target with a whole service config and an idle
+// timeout.
 func fullDNSScenario() *scenario.Scenario {
 	return scenario.New("full-dns").
 		Backend("b1", scenario.IPv4Only).
 		Target(scenario.TargetDNS).
+		IdleTimeout(time.Second).
 		ServiceConfig(`{"loadBalancingConfig":[{"round_robin":{}}]}`).
-		At(0, scenario.Resolve()).
+		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		End(time.Second).
 		MustBuild()
 }

@@ -269,3 +269,24 @@ func TestLabNSSwitch(t *testing.T) {
 		t.Errorf("without a hosts line: %q", got)
 	}
 }
+
+// Lookup, dialing in client0, gets a name's A then AAAA records from the lab
+// DNS; a name without records is an error.
+func TestLab_Lookup_IPv4ThenIPv6(t *testing.T) {
+	lab, s := startLab(t)
+	v6, v4 := netip.MustParseAddr("fd00:c0f::b:2"), netip.MustParseAddr("198.19.0.1")
+	if err := s.Set("svc.conform", []netip.Addr{v6, v4}, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	got, err := Lookup(ctx, lab.DialContext, "svc.conform")
+	if err != nil {
+		t.Fatalf("Lookup: %v", err)
+	}
+	if len(got) != 2 || got[0] != v4 || got[1] != v6 {
+		t.Fatalf("Lookup = %v, want [%s %s]", got, v4, v6)
+	}
+	if _, err := Lookup(ctx, lab.DialContext, "none.conform"); err == nil {
+		t.Fatal("Lookup of a name without records: no error")
+	}
+}

@@ -33,17 +33,19 @@ const labSlack = 50 * time.Millisecond
 // Specs are the A61 specs, in document order.
 func Specs() []spec.Spec {
 	specs := []spec.Spec{
+		// Allow Resolvers to Return Multiple Addresses Per Endpoint
+		dnsRoundRobin(),
 		// Happy Eyeballs in the pick_first LB Policy
 		heDroppedIPv6(), heRefusedIPv6(), heFirstReadyWins(), heThreeDropped(),
 		heDelayClamp("he-delay-clamp-low", "30ms", 100*time.Millisecond),
 		heDelayClamp("he-delay-clamp-high", "5s", 2*time.Second),
-		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(),
+		heAllRefused(), heNewList(), heTurnTFSkips(), heTurnIdle(), dnsHappyEyeballs(),
 		// Move pick_first Logic Out of Subchannel (Java/Go)
 		oneAddressPerSubchannel(),
 		// Use pick_first as the Universal Leaf Policy
 		rrDualStack(), rrErrorDetail(),
 		// Address List Handling in pick_first
-		addrInterleave(), addrDuplicate(), addrShuffle(),
+		addrInterleave(), addrDuplicate(), addrShuffle(), dnsPickFirst(),
 		// Generic Health Reporting Mechanism
 		healthPickFirstAlone(), healthNoneConfigured(), healthOneUnhealthy(), healthChosenAddress(),
 		// Address List Updates in Java/Go

@@ -54,6 +54,8 @@ func Specs() []spec.Spec {
 		stickyTFReresolveEveryRound(),
 		stickyTFNewList(),
 		stickyTFNewListAllFail(),
+		stickyTFIdleTimeout(),
+		stickyTFIdleAfterRPC(),
 		shuffleAbsentKeepsOrder(),
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),

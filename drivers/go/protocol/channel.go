@@ -41,7 +41,8 @@ type channel struct {
 // newChannel dials target and starts watching its state. A conform:///
 // target gets a manual resolver fed only by resolve commands; others go to
 // grpc-go as they are.
-func newChannel(target, serviceConfig, rpcKey string, emit func(map[string]any)) (*channel, error) {
+// A positive idle is the channel's idle timeout.
+func newChannel(target, serviceConfig string, idle time.Duration, rpcKey string, emit func(map[string]any)) (*channel, error) {
 	ch := &channel{emit: emit, rpcKey: rpcKey}
 	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if strings.HasPrefix(target, "conform:") {
@@ -56,6 +57,9 @@ func newChannel(target, serviceConfig, rpcKey string, emit func(map[string]any))
 	}
 	if serviceConfig != "" {
 		opts = append(opts, grpc.WithDefaultServiceConfig(serviceConfig))
+	}
+	if idle > 0 {
+		opts = append(opts, idleTimeout(idle))
 	}
 	// Dial (not NewClient, which older grpc-go lacks) builds the resolver at
 	// once, so resolve commands can follow; Connect leaves IDLE.

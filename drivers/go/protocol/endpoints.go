@@ -2,7 +2,12 @@
 
 package protocol
 
-import "google.golang.org/grpc/resolver"
+import (
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/resolver"
+)
 
 // hasEndpoints: this grpc-go has resolver.State.Endpoints (v1.58 and later),
 // so an endpoint with several addresses is expressed as it is.
@@ -41,3 +46,10 @@ func attributedState(eps [][]string, attrs []map[string]string, endpoint Endpoin
 	}
 	return st, nil
 }
+
+// hasIdleTimeout: this grpc-go has grpc.WithIdleTimeout (v1.56 on).
+const hasIdleTimeout = true
+
+// idleTimeout is the channel's idle timeout: after d without RPCs the
+// channel goes IDLE (A62's IDLE_TIMEOUT).
+func idleTimeout(d time.Duration) grpc.DialOption { return grpc.WithIdleTimeout(d) }

@@ -4,7 +4,9 @@ package protocol
 
 import (
 	"errors"
+	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/resolver"
 )
 
@@ -31,3 +33,9 @@ type EndpointFunc func(addrs []string, attrs map[string]string) error
 func attributedState([][]string, []map[string]string, EndpointFunc) (resolver.State, error) {
 	return resolver.State{}, errors.New("this grpc-go has no endpoints to carry attributes")
 }
+
+// hasIdleTimeout: the legacy build leaves grpc.WithIdleTimeout out (it
+// came in v1.56, inside the legacy range); hello says "idle_timeout": false.
+const hasIdleTimeout = false
+
+func idleTimeout(time.Duration) grpc.DialOption { return grpc.EmptyDialOption{} }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/balancer"
 )
@@ -58,6 +59,7 @@ type command struct {
 	WaitForReady  bool                `json:"wait_for_ready"`
 	DeadlineMS    int64               `json:"deadline_ms"`
 	Metadata      map[string]string   `json:"metadata"`
+	IdleTimeoutMS int64               `json:"idle_timeout_ms"`
 }
 
 // Session is one driver run: the protocol loop and its channel.
@@ -130,7 +132,7 @@ func (s *Session) handle(c command) (map[string]any, error) {
 	case "hello":
 		return map[string]any{"hello": s.hello()}, nil
 	case "create":
-		return nil, s.create(c.Target, c.ServiceConfig)
+		return nil, s.create(c.Target, c.ServiceConfig, time.Duration(c.IdleTimeoutMS)*time.Millisecond)
 	case "resolve":
 		if s.ch == nil {
 			return nil, fmt.Errorf("resolve before create")
@@ -169,6 +171,8 @@ func (s *Session) hello() map[string]any {
 		"stall_watch": true,
 		// config: a new service config through the manual resolver.
 		"config_update": true,
+		// create's idle_timeout_ms, as grpc-go's WithIdleTimeout.
+		"idle_timeout": hasIdleTimeout,
 	}
 	for k, v := range s.opts.Can {
 		can[k] = v
@@ -191,15 +195,21 @@ func (s *Session) hello() map[string]any {
 	}
 }
 
-func (s *Session) create(target, serviceConfig string) error {
+func (s *Session) create(target, serviceConfig string, idle time.Duration) error {
 	if s.ch != nil {
 		return fmt.Errorf("a channel exists already")
+	}
+	if idle < 0 {
+		return fmt.Errorf("idle_timeout_ms must not be negative")
+	}
+	if idle > 0 && !hasIdleTimeout {
+		return fmt.Errorf("this grpc-go has no WithIdleTimeout (v1.56 on; the driver's legacy build leaves it out): idle_timeout_ms cannot be set")
 	}
 	serviceConfig, err := s.rewrite(serviceConfig)
 	if err != nil {
 		return err
 	}
-	ch, err := newChannel(target, serviceConfig, s.opts.RPCIDKey, s.emit)
+	ch, err := newChannel(target, serviceConfig, idle, s.opts.RPCIDKey, s.emit)
 	if err != nil {
 		return err
 	}

@@ -190,7 +190,7 @@ test('hello names grpc-js, its installed version and what it can do', { skip: SK
   assert.equal(h.impl, 'grpc-js');
   assert.equal(h.version, grpcVersion);
   assert.equal(h.observes, 'every-change');
-  for (const k of ['endpoints', 'mixed_families', 'service_config', 'shuffle', 'wait_for_ready', 'xds', 'health_check']) {
+  for (const k of ['endpoints', 'mixed_families', 'service_config', 'shuffle', 'wait_for_ready', 'xds', 'health_check', 'idle_timeout']) {
     assert.equal(typeof h.can[k], 'boolean', `can.${k}`);
   }
   const [maj, min] = grpcVersion.split('.').map(Number);
@@ -246,6 +246,22 @@ test('pick_first: READY, rpc OK with the backend header', { skip: SKIP }, async 
   assert.ok(st.includes('READY'));
   assert.equal(st[st.length - 1], 'SHUTDOWN');
   for (let i = 1; i < st.length; i++) assert.notEqual(st[i], st[i - 1], `repeated state at ${i}: ${st}`);
+  noJunk(d);
+});
+
+test('idle_timeout_ms: with no RPC for that long the channel goes IDLE; a bad value is refused', { skip: SKIP }, async (t) => {
+  const d = new Driver();
+  t.after(() => d.kill());
+  const h = (await d.cmd({ op: 'hello' })).hello;
+  assert.equal(h.can.idle_timeout, true, 'grpc-js 1.14 has grpc.client_idle_timeout_ms');
+  const bad = await d.cmd({ op: 'create', target: 'conform:///idle', service_config: PICK_FIRST, idle_timeout_ms: -1 });
+  assert.equal(bad.ev, 'error', JSON.stringify(bad));
+  const c = await d.cmd({ op: 'create', target: 'conform:///idle', service_config: PICK_FIRST, idle_timeout_ms: 1000 });
+  assert.equal(c.ev, 'ok', JSON.stringify(c));
+  await d.cmd({ op: 'resolve', endpoints: [[b1.addr]] });
+  const rdy = await d.waitFor((o) => o.ev === 'channel-state' && o.state === 'READY', 10000, 0, 'READY');
+  await d.waitFor((o) => o.ev === 'channel-state' && o.state === 'IDLE', 10000, d.lines.indexOf(rdy) + 1, 'IDLE after the idle timeout');
+  await d.close();
   noJunk(d);
 });
 

@@ -16,10 +16,11 @@ import (
 )
 
 // Mode is the mode of the golden trace c's bad trace is made from: the
-// simulator's, exact and deterministic, which every spec has; the lab's for
-// a check that reads the backends' evidence, which only the lab records.
+// simulator's, exact and deterministic, which most specs have; the lab's for
+// a check that reads the backends' evidence, which only the lab records, and
+// for a spec the simulator cannot run (a channel's idle timeout).
 func (c Check) Mode() trace.Mode {
-	if slices.Contains(c.Of().Needs, trace.SourceBackend) {
+	if slices.Contains(c.Of().Needs, trace.SourceBackend) || !c.Spec.RunsIn(spec.Sim) {
 		return spec.Lab
 	}
 	return spec.Sim

@@ -75,6 +75,7 @@ var hints = map[string][]string{
 	// The second SYN 40 ms late: the delay is not 250 ms.
 	"a61/he-dropped-ipv6 A61-HE-DELAY-DEFAULT":                    {"shift-attempt[2,+40ms]"},
 	"a61/he-delay-clamp-low A61-HE-DELAY-CLAMP":                   {"shift-attempt[2,+40ms]"},
+	"a61/dns-pf-happy-eyeballs A61-HE-DELAY-DEFAULT":              {"shift-attempt[2,+40ms]"},
 	"a61/he-delay-clamp-high A61-HE-DELAY-CLAMP":                  {"shift-attempt[2,+40ms]"},
 	"a61/xds-dual-stack-endpoint A61-XDS-ADDITIONAL-ADDRESSES #2": {"shift-attempt[2,+40ms]"},
 	// After the refusal the client waits out the delay.
@@ -146,6 +147,12 @@ var hints = map[string][]string{
 	"a62/connection-lost-backend-stopped A62-CONNECTION-LOST-IDLE #2": {"add-attempt[198.19.0.1:50051,balancer-state#"},
 	// r2, wait_for_ready, is answered at once, in TRANSIENT_FAILURE.
 	"a62/tf-picks-fail-fast A62-TF-PICKS #2": {"hurry-result[r2]"},
+	// The channel never goes IDLE: sticky TRANSIENT_FAILURE outlives the idle timeout.
+	"a62/sticky-tf-idle-timeout A62-STICKY-TF-IDLE-ENDS #1":   {"drop-channel-state[3]"},
+	"a62/sticky-tf-idle-after-rpc A62-STICKY-TF-IDLE-ENDS #1": {"drop-channel-state[3]"},
+	// r1 fails at once: leaving IDLE, the channel resumed TRANSIENT_FAILURE.
+	"a62/sticky-tf-idle-timeout A62-STICKY-TF-IDLE-ENDS #2":   {"fail-rpc[r1]"},
+	"a62/sticky-tf-idle-after-rpc A62-STICKY-TF-IDLE-ENDS #2": {"fail-rpc[r1]"},
 	// p0's failure shows on the READY channel.
 	"a62/sticky-tf-priority A62-STICKY-TF-PRIORITY #1": {"insert-state[2,"},
 	// A reconnection that does not wait out the backoff.

@@ -64,7 +64,7 @@ func (m Mutation) Apply(tr *trace.Trace) (*trace.Trace, error) {
 func Families() []Family {
 	return []Family{
 		shiftAttempt, dropAttempt, swapAttempts, retargetAttempt, repeatAttempt, addAttempt,
-		insertState, dropState, replaceState, shiftState, hurryState,
+		insertState, dropState, replaceState, shiftState, hurryState, dropChannelState,
 		dropResolveNow, shiftResolveNow, addResolveNow, repeatResolveNow, resolveDNSAgain,
 		nackToACK, ackToNACK, nackNewVersion, nackClearErr, dropXDS,
 		serveOn, repick, failRPC, succeedRPC, delayResult, hurryResult, setCode, clearErr, dropErrAddress,

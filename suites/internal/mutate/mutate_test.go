@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ var goldens = []string{
 	"a75/aggregate-eds-then-dns.sim.jsonl",
 	"a61/xds-dual-stack-endpoint.sim.jsonl",
 	"a56/eds-ignore-reresolution.sim.jsonl",
+	"a62/sticky-tf-idle-timeout.lab.jsonl",
 }
 
 func readGolden(t *testing.T, name string) *trace.Trace {
@@ -295,5 +297,29 @@ func TestWatchHealth_ReportsTheServedHealthAtReady(t *testing.T) {
 	hs := trace.Select(out.Events, trace.OfKind(trace.KindSubchannelHealth))
 	if want := []string{"+500.0ms policy subchannel-health 198.19.0.1:50051 TRANSIENT_FAILURE sc=sc1"}; !slices.Equal(render(hs), want) {
 		t.Errorf("got %q, want %q", render(hs), want)
+	}
+}
+
+// The channel's own IDLE (its idle timeout's), which its policy never
+// reports, is the one drop-channel-state removes; the policy's view stays.
+func TestDropChannelState_RemovesTheChannelsOwnState(t *testing.T) {
+	tr := readGolden(t, "a62/sticky-tf-idle-timeout.lab.jsonl")
+	var id string
+	for _, m := range Candidates(tr) {
+		if m.Family == "drop-channel-state" && strings.Contains(m.Description, "IDLE") {
+			id = m.ID
+			break
+		}
+	}
+	if id == "" {
+		t.Fatal("no drop-channel-state candidate for the channel's IDLE")
+	}
+	out := apply(t, tr, id)
+	if idle := trace.Select(out.Events, trace.OfKind(trace.KindChannelState), func(e trace.Event) bool { return e.State == "IDLE" }); len(idle) != 0 {
+		t.Errorf("%s left %q", id, render(idle))
+	}
+	root := func(e trace.Event) bool { return e.Kind == trace.KindBalancerState }
+	if a, b := render(trace.Select(tr.Events, root)), render(trace.Select(out.Events, root)); !slices.Equal(a, b) {
+		t.Errorf("%s changed the policy's states: %q, now %q", id, a, b)
 	}
 }

@@ -269,3 +269,34 @@ var hurryState = Family{
 		return out
 	},
 }
+
+// ownChannelRuns are the runs of the driver's channel-state view when the
+// trace also has the root policy's view and the two differ: the states the
+// channel took on its own (IDLE after its idle timeout, which no policy
+// reports), which the state families, mutating the policy's view, leave
+// alone. Nil otherwise.
+func ownChannelRuns(evs []trace.Event) [][]int {
+	root, channel := stateRuns(evs, isRootState), stateRuns(evs, isChannelState)
+	if len(root) == 0 || len(channel) == 0 || slices.Equal(runStates(evs, root), runStates(evs, channel)) {
+		return nil
+	}
+	return channel
+}
+
+var dropChannelState = Family{
+	Name:        "drop-channel-state",
+	Description: "removes one state the channel reported on its own, besides its policy's (with its repetitions): a change of the channel's state, an idle timeout's IDLE say, that did not happen",
+	candidates: func(tr *trace.Trace) []Mutation {
+		evs := tr.Events
+		runs := ownChannelRuns(evs)
+		var out []Mutation
+		for k, run := range runs {
+			out = append(out, Mutation{
+				ID:          fmt.Sprintf("drop-channel-state[%d]", k+1),
+				Description: "removes " + describeRun(evs, k, run) + " as a channel-state",
+				edit:        func(evs []trace.Event) []trace.Event { return remove(evs, run) },
+			})
+		}
+		return out
+	},
+}
