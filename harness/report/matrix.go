@@ -88,6 +88,7 @@ func (m Matrix) Text(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-20s %s (%.1fs)\n", im.Name, counts(n), im.Wall.Seconds())
 	}
+	m.printSince(w)
 	m.printNotApplicable(w)
 	m.printEvidence(w)
 }
@@ -140,8 +141,9 @@ func (m Matrix) printEvidence(w io.Writer) {
 
 // matrixJSON is the document of `conform verify --json`.
 type matrixJSON struct {
-	Impls []implJSON `json:"impls"`
-	Pass  bool       `json:"pass"`
+	Impls []implJSON       `json:"impls"`
+	Pass  bool             `json:"pass"`
+	Since map[string]Since `json:"since,omitempty"` // implementations at two or more releases
 }
 
 type implJSON struct {
@@ -154,7 +156,7 @@ type implJSON struct {
 // JSON writes the matrix as one indented JSON document: per implementation
 // its results and golden-trace divergences; whether no fail or error.
 func (m Matrix) JSON(w io.Writer) error {
-	out := matrixJSON{Pass: m.OK(FailOnFail)}
+	out := matrixJSON{Pass: m.OK(FailOnFail), Since: m.sinceJSON()}
 	for _, im := range m.Impls {
 		ij := implJSON{Impl: im.Name, WallSeconds: im.Wall.Seconds(), Results: []verdict.Result{}}
 		for _, r := range im.Runs {
