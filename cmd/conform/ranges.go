@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/conformlab/conform/harness/driver"
+)
+
+// scaleFlags are verify's flags for version ranges and shards.
+type scaleFlags struct {
+	everyPatch bool
+	shard      string
+	results    string
+}
+
+func (s *scaleFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&s.everyPatch, "every-patch", false, "expand a version range (--impl grpc-go@v1.55.0..v1.85.0) to every release in it,\nnot only the latest patch of each minor")
+	fs.StringVar(&s.shard, "shard", "", "run only shard i of n of the work, implementation × spec (i/n, counted from 1:\n1/3, 2/3, 3/3); join the shards' --results files with `conform merge`")
+	fs.StringVar(&s.results, "results", "", "also write every run (verdicts, evidence, traces) to this JSON file, for `conform merge`")
+}
+
+// validate checks the flags before any work starts.
+func (s *scaleFlags) validateScale(name string) error {
+	if _, err := parseShard(s.shard); err != nil {
+		return badUsage("%s: %v", name, err)
+	}
+	if s.results != "" {
+		if err := writable(s.results); err != nil {
+			return badUsage("%s: --results: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// expandImpls parses the --impl arguments, expanding each version range
+// into its releases (driver.ExpandRange, with the versions list gives)
+// and saying on w what each range holds. ranged are the releases that
+// came from a range.
+func expandImpls(ctx context.Context, args []string, everyPatch bool, list driver.Lister, w io.Writer) (impls []driver.Release, ranged map[driver.Release]bool, err error) {
+	ranged = map[driver.Release]bool{}
+	for _, s := range args {
+		if !driver.IsRange(s) {
+			impl, err := driver.ParseRelease(s)
+			if err != nil {
+				return nil, nil, usageError{err}
+			}
+			impls = append(impls, impl)
+			continue
+		}
+		rs, err := driver.ExpandRange(ctx, s, everyPatch, list)
+		if err != nil {
+			return nil, nil, err
+		}
+		var vs []string
+		for _, r := range rs {
+			vs = append(vs, r.Version)
+			ranged[r] = true
+		}
+		which := "the latest patch of each minor"
+		if everyPatch {
+			which = "every release"
+		}
+		fmt.Fprintf(w, "conform: %s: %d releases (%s): %s\n", s, len(rs), which, strings.Join(vs, " "))
+		impls = append(impls, rs...)
+	}
+	return impls, ranged, nil
+}
+
+// prepareDrivers builds or installs the driver of each release, into the
+// cache (a release already there costs nothing), before any scenario runs:
+// a release that does not build or install is an error naming it.
+func prepareDrivers(ctx context.Context, impls []driver.Release, w io.Writer) error {
+	cache, err := driver.CacheDir()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for i, impl := range impls {
+		fmt.Fprintf(w, "conform: driver %d of %d: %s\n", i+1, len(impls), impl)
+		if _, err := driver.Install(ctx, impl, driver.InstallEnv{Cache: cache, Source: driver.FindSource(), Logger: logger}); err != nil {
+			return fmt.Errorf("%s: the driver could not be built or installed, so no scenario ran: %w", impl, err)
+		}
+	}
+	return nil
+}
+
+// rangedOf are the releases of parts that came from a range.
+func rangedOf(parts []part, ranged map[driver.Release]bool) []driver.Release {
+	var out []driver.Release
+	for _, p := range parts {
+		if ranged[p.impl] {
+			out = append(out, p.impl)
+		}
+	}
+	return out
+}
