@@ -110,7 +110,7 @@ func runBisect(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	releases, err := driver.ExpandRange(ctx, f.impl, f.everyPatch, driver.Releases)
 	if err != nil {
-		return err
+		return rangeError(err)
 	}
 	if err := netlab.Available().Err(); err != nil {
 		return fmt.Errorf("bisect runs each release in the lab: %w (run `conform lab check`)", err)

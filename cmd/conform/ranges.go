@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func expandImpls(ctx context.Context, args []string, everyPatch bool, list drive
 		}
 		rs, err := driver.ExpandRange(ctx, s, everyPatch, list)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, rangeError(err)
 		}
 		var vs []string
 		for _, r := range rs {
@@ -98,4 +99,12 @@ func rangedOf(parts []part, ranged map[driver.Release]bool) []driver.Release {
 		}
 	}
 	return out
+}
+
+// rangeError is err as a usage error when the range itself is wrong.
+func rangeError(err error) error {
+	if errors.As(err, new(*driver.BadRange)) {
+		return usageError{err}
+	}
+	return err
 }

@@ -23,6 +23,14 @@ func IsRange(arg string) bool {
 	return ok && strings.Contains(v, rangeSep)
 }
 
+// BadRange is a range that names no releases: its syntax, an end that is
+// not a release, or ends in the wrong order. (A failure to list the
+// releases is not one.)
+type BadRange struct{ Err error }
+
+func (e *BadRange) Error() string { return e.Err.Error() }
+func (e *BadRange) Unwrap() error { return e.Err }
+
 // Lister gives the released versions of an implementation, in any order,
 // as its ecosystem spells them (pre-releases may be among them).
 type Lister func(ctx context.Context, name string) ([]string, error)
@@ -76,15 +84,18 @@ func ExpandRange(ctx context.Context, arg string, everyPatch bool, list Lister) 
 	name, span, _ := strings.Cut(arg, "@")
 	from, to, ok := strings.Cut(span, rangeSep)
 	if !ok || from == "" || to == "" {
-		return nil, fmt.Errorf("impl %q: a range is name@FIRST..LAST, e.g. grpc-go@v1.55.0..v1.85.0", arg)
+		return nil, &BadRange{fmt.Errorf("impl %q: a range is name@FIRST..LAST, e.g. grpc-go@v1.55.0..v1.85.0", arg)}
 	}
 	for _, v := range []string{from, to} {
 		if _, err := ParseRelease(name + "@" + v); err != nil {
-			return nil, err
+			return nil, &BadRange{err}
 		}
 	}
 	if name != GRPCGo && name != GRPCJS {
-		return nil, fmt.Errorf("impl %q: only %s and %s have version ranges", arg, GRPCGo, GRPCJS)
+		return nil, &BadRange{fmt.Errorf("impl %q: only %s and %s have version ranges", arg, GRPCGo, GRPCJS)}
+	}
+	if CompareVersions(from, to) > 0 {
+		return nil, &BadRange{fmt.Errorf("impl %q: the range runs backwards: %s is later than %s (want OLDEST..NEWEST)", arg, from, to)}
 	}
 	all, err := list(ctx, name)
 	if err != nil {
@@ -92,7 +103,7 @@ func ExpandRange(ctx context.Context, arg string, everyPatch bool, list Lister) 
 	}
 	versions, err := pickRange(releasesOnly(all), from, to, everyPatch)
 	if err != nil {
-		return nil, fmt.Errorf("impl %q: %w", arg, err)
+		return nil, &BadRange{fmt.Errorf("impl %q: %w", arg, err)}
 	}
 	out := make([]Release, len(versions))
 	for i, v := range versions {
@@ -168,9 +179,6 @@ func pickRange(releases []string, from, to string, everyPatch bool) ([]string, e
 		if err := isRelease(releases, v); err != nil {
 			return nil, err
 		}
-	}
-	if CompareVersions(from, to) > 0 {
-		return nil, fmt.Errorf("the range runs backwards: %s is later than %s (want OLDEST..NEWEST)", from, to)
 	}
 	var in []string
 	for _, v := range releases {

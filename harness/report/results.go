@@ -117,6 +117,10 @@ func WriteResults(path string, r Results) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil { // other pods' merge may read it
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return err
