@@ -10,6 +10,7 @@ import (
 
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/replay"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -19,7 +20,7 @@ import (
 )
 
 const bisectUsage = `Usage:
-  conform bisect --impl NAME@FIRST..LAST (--spec SUITE/SPEC [--requirement ID] | --scenario FILE) [flags]
+  conform bisect --impl NAME@FIRST..LAST (--spec SUITE/SPEC [--requirement ID] | --scenario FILE | --field FILE) [flags]
       Finds the first release whose verdict differs from the range's first
       release: a binary search over the releases of the range (the latest
       patch of each minor; --every-patch: every release), one lab run per
@@ -34,8 +35,11 @@ const bisectUsage = `Usage:
       --scenario, it is pass when the release's trace agrees with the
       reference's on what both show from outside (connection attempts,
       channel states, RPC results, within the lab's tolerance) and fail
-      with the first divergence otherwise; a field capture becomes such a
-      file through "conform replay" (it writes the inferred scenario).
+      with the first divergence otherwise. With --field (a packet capture
+      or trace of a client in the field, as conform replay takes it), the
+      environment is inferred as replay does and a release is bad ("fail")
+      when its replay reproduces the field's connection attempts, good
+      ("pass") when it departs from them: where a field bug was fixed.
 
       A release whose verdict is inconclusive or error (the machine stalled,
       the driver did not build) says nothing: bisect says so and tries its
@@ -50,9 +54,9 @@ Flags:
 `
 
 type bisectFlags struct {
-	impl, spec, requirement, scenario string
-	everyPatch                        bool
-	seed                              uint64
+	impl, spec, requirement, scenario, field, lb string
+	everyPatch                                   bool
+	seed                                         uint64
 }
 
 func parseBisectFlags(args []string, stderr io.Writer) (*bisectFlags, error) {
@@ -63,6 +67,8 @@ func parseBisectFlags(args []string, stderr io.Writer) (*bisectFlags, error) {
 	fs.StringVar(&f.spec, "spec", "", "the spec to judge each release by: SUITE/SPEC (a61/he-dropped-ipv6; `conform requirements` lists them)")
 	fs.StringVar(&f.requirement, "requirement", "", "judge only this requirement's checks of the spec (default: the spec's worst verdict)")
 	fs.StringVar(&f.scenario, "scenario", "", "instead of a spec, a scenario file: judged against the reference's run of it")
+	fs.StringVar(&f.field, "field", "", "instead of a spec, a field capture (.pcap, .pcapng) or trace: a release is bad while its replay reproduces it")
+	fs.StringVar(&f.lb, "lb", "", "with --field: the client's LB policy, in standard names (pick_first, round_robin)")
 	fs.BoolVar(&f.everyPatch, "every-patch", false, "search every release in the range, not only the latest patch of each minor")
 	fs.Uint64Var(&f.seed, "seed", 1, "the seed of a --scenario run's randomness")
 	fs.Usage = func() { fmt.Fprint(stderr, bisectUsage); fs.PrintDefaults() }
@@ -75,12 +81,22 @@ func parseBisectFlags(args []string, stderr io.Writer) (*bisectFlags, error) {
 	case !driver.IsRange(f.impl):
 		fs.Usage()
 		return nil, badUsage("bisect: --impl %q: want a range of releases, NAME@FIRST..LAST (grpc-go@v1.55.0..v1.85.0)", f.impl)
-	case (f.spec == "") == (f.scenario == ""):
-		return nil, badUsage("bisect: give one of --spec SUITE/SPEC or --scenario FILE")
+	case countSet(f.spec, f.scenario, f.field) != 1:
+		return nil, badUsage("bisect: give one of --spec SUITE/SPEC, --scenario FILE or --field FILE")
 	case f.requirement != "" && f.spec == "":
 		return nil, badUsage("bisect: --requirement picks checks of a --spec")
 	}
 	return f, nil
+}
+
+func countSet(ss ...string) int {
+	n := 0
+	for _, s := range ss {
+		if s != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // probe is one release tried: its verdict and the evidence for it.
@@ -125,6 +141,8 @@ func (f *bisectFlags) subject() string {
 	switch {
 	case f.scenario != "":
 		return f.scenario + " (against the reference)"
+	case f.field != "":
+		return f.field + " (bad while a replay reproduces it)"
 	case f.requirement != "":
 		return f.spec + " · " + f.requirement
 	}
@@ -137,6 +155,9 @@ func (f *bisectFlags) prober(ctx context.Context, stderr io.Writer) (prober, err
 	cache, err := driver.CacheDir()
 	if err != nil {
 		return nil, err
+	}
+	if f.field != "" {
+		return fieldProber(f.field, f.lb, f.seed, cache)
 	}
 	if f.scenario != "" {
 		s, err := scenario.DecodeFile(f.scenario)
@@ -349,4 +370,32 @@ func printChange(w io.Writer, last driver.Release, lp probe, first driver.Releas
 	if len(skipped) > 0 {
 		fmt.Fprintf(w, "the change is somewhere after %s up to %s: the releases between (%s) gave no verdict\n", last.Version, first.Version, strings.Join(skipped, ", "))
 	}
+}
+
+// fieldProber infers the environment of a field capture or trace (as
+// conform replay does) and judges each release by whether its replay
+// reproduces the field's connection attempts: bad (fail) while it does.
+func fieldProber(path, lb string, seed uint64, cache string) (prober, error) {
+	field, err := readAnyTrace(path)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	s, m, err := replay.FromCapture(field.Events)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("%s: %w", path, err)}
+	}
+	s.Client.LBPolicy = lb
+	expected := &trace.Trace{Events: replay.Rename(field.Events, s, m, runner.AddrOf)}
+	return func(ctx context.Context, r driver.Release) probe {
+		start := time.Now()
+		tr, err := runner.Run(ctx, s, runner.Driver{Impl: r, Cache: cache}, trace.ModeLab, runner.Options{Seed: seed})
+		p := probe{verdict: verdict.Fail, label: "fail (reproduces the field)"}
+		if err != nil {
+			p = probe{verdict: verdict.Error, label: "error", evidence: err.Error()}
+		} else if res := compare.Traces(expected, tr, attemptsView()); !res.Equal() {
+			p = probe{verdict: verdict.Pass, label: "pass (departs from the field)", evidence: res.String()}
+		}
+		p.took = time.Since(start)
+		return p
+	}, nil
 }

@@ -138,7 +138,7 @@ func TestJudge_WorstOrOneRequirement(t *testing.T) {
 func TestBisect_UsageErrors(t *testing.T) {
 	for args, want := range map[string]string{
 		"--impl grpc-go@v1.85.0 --spec a61/he-dropped-ipv6":                          "want a range of releases",
-		"--impl grpc-go@v1.55.0..v1.85.0":                                            "give one of --spec SUITE/SPEC or --scenario FILE",
+		"--impl grpc-go@v1.55.0..v1.85.0":                                            "give one of --spec SUITE/SPEC, --scenario FILE or --field FILE",
 		"--impl grpc-go@v1.55.0..v1.85.0 --spec a61/nope":                            `suite a61 has no such spec (it has: `,
 		"--impl grpc-go@v1.55.0..v1.85.0 --spec he-dropped-ipv6":                     "want SUITE/SPEC",
 		"--impl grpc-go@v1.55.0..v1.85.0 --spec a61/he-dropped-ipv6 --requirement X": "--requirement X: a61/he-dropped-ipv6 checks A61-",
