@@ -41,8 +41,10 @@ const bisectUsage = `Usage:
       when its replay reproduces the field's connection attempts, good
       ("pass") when it departs from them: where a field bug was fixed.
 
-      A release whose verdict is inconclusive or error (the machine stalled,
-      the driver did not build) says nothing: bisect says so and tries its
+      A run the machine's stalls left inconclusive (a timer judged with
+      the machine stalled near it) is made again, up to 3 runs in all. A
+      release whose verdict is still inconclusive, or an error (the driver
+      did not build), says nothing: bisect says so and tries its
       neighbours instead. Bisect assumes the verdict changes once in the
       range (monotonic); when both ends give the same verdict it warns and
       stops, since a change there would have to change back.
@@ -105,6 +107,7 @@ type probe struct {
 	label    string // the verdict as reports print it ("fail (absent)")
 	evidence string
 	took     time.Duration
+	runs     int // lab runs it took: a run the machine's stalls left inconclusive is made again
 }
 
 // judged reports whether the verdict says something of the release.
@@ -175,8 +178,15 @@ func (f *bisectFlags) prober(ctx context.Context, stderr io.Writer) (prober, err
 	}
 	return func(ctx context.Context, r driver.Release) probe {
 		start := time.Now()
-		o := spec.Run(ctx, sp, spec.Lab, runner.Driver{Impl: r, Cache: cache})
-		p := judge(o.Results, f.requirement)
+		var p probe
+		for run := 1; ; run++ {
+			o := spec.Run(ctx, sp, spec.Lab, runner.Driver{Impl: r, Cache: cache})
+			p = judge(o.Results, f.requirement)
+			p.runs = run
+			if !unsteady(p, o.Results, f.requirement) || run == spec.UnsteadyRuns || ctx.Err() != nil {
+				break
+			}
+		}
 		p.took = time.Since(start)
 		return p
 	}, nil
@@ -203,6 +213,22 @@ func findSpec(name string) (spec.Spec, error) {
 		names = append(names, sp.Name())
 	}
 	return spec.Spec{}, fmt.Errorf("--spec %q: suite %s has no such spec (it has: %s)", name, suiteName, strings.Join(names, ", "))
+}
+
+// unsteady reports whether p is inconclusive only because the machine
+// stalled near a timer judged (spec.OnlyUnsteady, over requirement's
+// results when given): a run worth making again, up to spec.UnsteadyRuns.
+func unsteady(p probe, rs []verdict.Result, requirement string) bool {
+	if p.verdict != verdict.Inconclusive {
+		return false
+	}
+	var mine []verdict.Result
+	for _, r := range rs {
+		if requirement == "" || r.Requirement == requirement {
+			mine = append(mine, r)
+		}
+	}
+	return spec.OnlyUnsteady(mine)
 }
 
 // rankOf orders verdicts for the worst: error, fail, inconclusive, pass,
@@ -344,7 +370,11 @@ func judgedNear(lo, hi int, probeAt func(int) probe, releases []driver.Release, 
 }
 
 func printProbe(w io.Writer, r driver.Release, p probe) {
-	fmt.Fprintf(w, "  %-10s %-34s (%.1fs)\n", r.Version, p.label, p.took.Seconds())
+	runs := ""
+	if p.runs > 1 {
+		runs = fmt.Sprintf(", %d lab runs: the machine stalled near the timer judged", p.runs)
+	}
+	fmt.Fprintf(w, "  %-10s %-34s (%.1fs%s)\n", r.Version, p.label, p.took.Seconds(), runs)
 	if p.evidence != "" && p.verdict != verdict.Pass {
 		lines := strings.Split(strings.TrimRight(p.evidence, "\n"), "\n")
 		if len(lines) > 6 {

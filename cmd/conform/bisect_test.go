@@ -150,3 +150,28 @@ func TestBisect_UsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsteady_OnlyAStallIsRunAgain verifies which inconclusive verdicts
+// make bisect run a release again: a stall of the machine near the timer
+// judged (of the requirement bisected, when one is given), not a
+// precondition the client's behaviour left unmet.
+func TestUnsteady_OnlyAStallIsRunAgain(t *testing.T) {
+	stalled := verdict.Result{Requirement: "A", Verdict: verdict.Inconclusive, Evidence: "the machine stalled 12.5ms at +190.5ms"}
+	unmet := verdict.Result{Requirement: "B", Verdict: verdict.Inconclusive, Evidence: "no RPC was sent"}
+	pass := verdict.Result{Requirement: "C", Verdict: verdict.Pass}
+	for _, c := range []struct {
+		rs   []verdict.Result
+		req  string
+		want bool
+	}{
+		{[]verdict.Result{stalled, pass}, "", true},
+		{[]verdict.Result{stalled, unmet}, "", false},
+		{[]verdict.Result{stalled, unmet}, "A", true},
+		{[]verdict.Result{unmet, pass}, "B", false},
+		{[]verdict.Result{pass}, "C", false},
+	} {
+		if got := unsteady(judge(c.rs, c.req), c.rs, c.req); got != c.want {
+			t.Errorf("%v (requirement %q): unsteady %v, want %v", c.rs, c.req, got, c.want)
+		}
+	}
+}
