@@ -300,6 +300,9 @@ func bisect(ctx context.Context, releases []driver.Release, try prober, w io.Wri
 		p := try(ctx, releases[i])
 		tried[i] = p
 		printProbe(w, releases[i], p)
+		if !p.judged() {
+			fmt.Fprintf(w, "  %s says nothing (%s): passed over, never taken for good or bad\n", releases[i].Version, p.verdict)
+		}
 		return p
 	}
 	// The ends: the first and the last releases that are judged.
@@ -308,13 +311,11 @@ func bisect(ctx context.Context, releases []driver.Release, try prober, w io.Wri
 		if ctx.Err() != nil {
 			return none, ctx.Err()
 		}
-		fmt.Fprintf(w, "  %s says nothing (%s): trying the next release\n", releases[lo].Version, probeAt(lo).verdict)
 	}
 	for ; hi > lo && !probeAt(hi).judged(); hi-- {
 		if ctx.Err() != nil {
 			return none, ctx.Err()
 		}
-		fmt.Fprintf(w, "  %s says nothing (%s): trying the release before it\n", releases[hi].Version, probeAt(hi).verdict)
 	}
 	if lo > hi {
 		return none, fmt.Errorf("no release of the range gave a verdict (each was inconclusive or an error): nothing to bisect")
@@ -330,7 +331,7 @@ func bisect(ctx context.Context, releases []driver.Release, try prober, w io.Wri
 		if ctx.Err() != nil {
 			return none, ctx.Err()
 		}
-		m, ok := judgedNear(lo, hi, probeAt, releases, w)
+		m, ok := judgedNear(lo, hi, probeAt)
 		if !ok {
 			for i := lo + 1; i < hi; i++ {
 				skipped = append(skipped, releases[i].Version)
@@ -349,7 +350,7 @@ func bisect(ctx context.Context, releases []driver.Release, try prober, w io.Wri
 
 // judgedNear is the release nearest the middle of (lo, hi) that gives a
 // verdict: the middle, then its neighbours outwards; false when none does.
-func judgedNear(lo, hi int, probeAt func(int) probe, releases []driver.Release, w io.Writer) (int, bool) {
+func judgedNear(lo, hi int, probeAt func(int) probe) (int, bool) {
 	mid := (lo + hi) / 2
 	order := []int{mid}
 	for d := 1; mid-d > lo || mid+d < hi; d++ {
@@ -364,7 +365,6 @@ func judgedNear(lo, hi int, probeAt func(int) probe, releases []driver.Release, 
 		if probeAt(i).judged() {
 			return i, true
 		}
-		fmt.Fprintf(w, "  %s says nothing (%s): trying a neighbour\n", releases[i].Version, probeAt(i).verdict)
 	}
 	return 0, false
 }

@@ -85,7 +85,10 @@ func TestBisect_StepsOverAnInconclusiveRelease(t *testing.T) {
 	if rs[res.last].Version != "v1.69.0" || rs[res.first].Version != "v1.72.0" {
 		t.Errorf("got %v / %v, want v1.69.0 / v1.72.0 (v1.70, v1.71 say nothing)\n%s", rs[res.last], rs[res.first], out.String())
 	}
-	for _, want := range []string{"v1.55.0 says nothing (inconclusive): trying the next release", "last good grpc-go@v1.69.0 (pass) / first bad grpc-go@v1.72.0 (fail)",
+	if n := strings.Count(out.String(), "v1.70.0 says nothing"); n != 1 {
+		t.Errorf("v1.70.0 said nothing %d times, want once:\n%s", n, out.String())
+	}
+	for _, want := range []string{"v1.55.0 says nothing (inconclusive): passed over, never taken for good or bad", "last good grpc-go@v1.69.0 (pass) / first bad grpc-go@v1.72.0 (fail)",
 		"the releases between (v1.70.0, v1.71.0) gave no verdict"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
