@@ -185,6 +185,7 @@ func (m Matrix) HTML(generated time.Time) html.Report {
 			rep.Requirements = append(rep.Requirements, html.Requirement{ID: id, Text: text})
 		}
 	}
+	rep.Since = m.htmlSince()
 	for _, im := range m.Impls {
 		rep.Impls = append(rep.Impls, im.Name)
 		for _, r := range im.Runs {

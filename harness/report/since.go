@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/mod/semver"
 
+	"github.com/conformlab/conform/harness/report/html"
+
 	"github.com/conformlab/conform/harness/verdict"
 )
 
@@ -142,6 +144,23 @@ func (m Matrix) sinceJSON() map[string]Since {
 	out := map[string]Since{}
 	for _, s := range ss {
 		out[s.Impl] = s
+	}
+	return out
+}
+
+// htmlSince is the since view as the HTML page takes it.
+func (m Matrix) htmlSince() []html.Since {
+	var out []html.Since
+	for _, s := range m.Since() {
+		hs := html.Since{Impl: s.Impl, Versions: s.Versions}
+		for _, r := range s.Rows {
+			row := html.SinceRow{Requirement: r.Requirement, Regressed: r.Regressed}
+			if r.FirstPass != nil {
+				row.FirstPass = *r.FirstPass
+			}
+			hs.Rows = append(hs.Rows, row)
+		}
+		out = append(out, hs)
 	}
 	return out
 }

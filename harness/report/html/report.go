@@ -79,6 +79,22 @@ type Report struct {
 	Requirements []Requirement
 	Results      []Result
 	Runs         []Run
+	Since        []Since // implementations at two or more releases; none: no since section
+}
+
+// Since is one implementation's since view (report.Matrix.Since): per
+// requirement, the first release that passes it and where it regressed.
+type Since struct {
+	Impl     string     `json:"impl"`
+	Versions []string   `json:"versions"` // oldest first
+	Rows     []SinceRow `json:"rows"`
+}
+
+// SinceRow is one requirement's row of a since view.
+type SinceRow struct {
+	Requirement string   `json:"requirement"`
+	FirstPass   string   `json:"first_pass"` // "" for never
+	Regressed   []string `json:"regressed"`
 }
 
 //go:embed assets/report.html
@@ -190,6 +206,7 @@ type data struct {
 	Results      []Result      `json:"results"`
 	Runs         []runData     `json:"runs"`
 	Traces       []traceData   `json:"traces"`
+	Since        []Since       `json:"since,omitempty"`
 }
 
 type runData struct {
@@ -221,6 +238,7 @@ func build(r Report) (data, error) {
 		Results:      append([]Result{}, r.Results...),
 		Runs:         []runData{},
 		Traces:       []traceData{},
+		Since:        r.Since,
 	}
 	if !r.Generated.IsZero() {
 		d.Generated = r.Generated.Format(time.RFC3339)
