@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/suites/spec"
 )
 
 // scaleFlags are verify's flags for version ranges and shards.
@@ -72,33 +74,51 @@ func expandImpls(ctx context.Context, args []string, everyPatch bool, list drive
 	return impls, ranged, nil
 }
 
-// prepareDrivers builds or installs the driver of each release, into the
-// cache (a release already there costs nothing), before any scenario runs:
-// a release that does not build or install is an error naming it.
-func prepareDrivers(ctx context.Context, impls []driver.Release, w io.Writer) error {
+// prepareDrivers builds or installs the driver of each part's release
+// that came from a range — and its xDS build too when the part has an xDS
+// scenario — into the cache (a release already there costs nothing),
+// before any scenario runs: a release that does not build or install is an
+// error naming it.
+func prepareDrivers(ctx context.Context, parts []part, ranged map[driver.Release]bool, w io.Writer) error {
+	var todo []part
+	for _, p := range parts {
+		if ranged[p.impl] {
+			todo = append(todo, p)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
 	cache, err := driver.CacheDir()
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	for i, impl := range impls {
-		fmt.Fprintf(w, "conform: driver %d of %d: %s\n", i+1, len(impls), impl)
-		if _, err := driver.Install(ctx, impl, driver.InstallEnv{Cache: cache, Source: driver.FindSource(), Logger: logger}); err != nil {
-			return fmt.Errorf("%s: the driver could not be built or installed, so no scenario ran: %w", impl, err)
+	for i, p := range todo {
+		fmt.Fprintf(w, "conform: driver %d of %d: %s\n", i+1, len(todo), p.impl)
+		env := driver.InstallEnv{Cache: cache, Source: driver.FindSource(), Logger: logger}
+		variants := []bool{false}
+		if needsXDS(p.jobs) {
+			variants = append(variants, true)
+		}
+		for _, xds := range variants {
+			env.XDS = xds
+			if _, err := driver.Install(ctx, p.impl, env); err != nil {
+				return fmt.Errorf("%s: the driver could not be built or installed, so no scenario ran: %w", p.impl, err)
+			}
 		}
 	}
 	return nil
 }
 
-// rangedOf are the releases of parts that came from a range.
-func rangedOf(parts []part, ranged map[driver.Release]bool) []driver.Release {
-	var out []driver.Release
-	for _, p := range parts {
-		if ranged[p.impl] {
-			out = append(out, p.impl)
+// needsXDS reports whether a job's scenario reaches its backends through xDS.
+func needsXDS(jobs []spec.Job) bool {
+	for _, j := range jobs {
+		if j.Spec.Scenario.Client.Target == scenario.TargetXDS {
+			return true
 		}
 	}
-	return out
+	return false
 }
 
 // rangeError is err as a usage error when the range itself is wrong.

@@ -266,3 +266,23 @@ func TestMerge_Refuses(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsXDS verifies which parts get their xDS driver built before the
+// first scenario: those with an xDS scenario.
+func TestNeedsXDS(t *testing.T) {
+	_, jobs, _, _ := a61Work(t)
+	var xds, plain []spec.Job
+	for _, j := range jobs {
+		if strings.HasPrefix(j.Spec.Name(), "xds-") {
+			xds = append(xds, j)
+		} else if strings.HasPrefix(j.Spec.Name(), "he-") {
+			plain = append(plain, j)
+		}
+	}
+	if len(xds) == 0 || len(plain) == 0 {
+		t.Fatalf("a61 and a62 have %d xds-* and %d he-* lab specs", len(xds), len(plain))
+	}
+	if !needsXDS(xds[:1]) || needsXDS(plain) {
+		t.Errorf("needsXDS(%s) = %v, needsXDS(he-*) = %v", xds[0].Spec.Name(), needsXDS(xds[:1]), needsXDS(plain))
+	}
+}

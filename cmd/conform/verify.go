@@ -136,7 +136,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	parts := plan(impls, jobs, simOnly, shard)
 	printPlan(stderr, parts, shard)
-	if err := prepareDrivers(ctx, rangedOf(parts, ranged), stderr); err != nil {
+	if err := prepareDrivers(ctx, parts, ranged, stderr); err != nil {
 		return err
 	}
 	runs, err := runPlan(ctx, parts, func(ctx context.Context, p part) *implRun {
