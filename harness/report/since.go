@@ -35,6 +35,9 @@ type SinceRow struct {
 	FirstPass *string `json:"first_pass"`
 	// Regressed are the releases at which it regressed, oldest first.
 	Regressed []string `json:"regressed"`
+	// Unjudged are the releases whose verdict was inconclusive or an
+	// error: a first pass after one of them may not be the first.
+	Unjudged []string `json:"unjudged"`
 	// Verdicts is its verdict at each release, by version ("" where the
 	// release has no result for it).
 	Verdicts map[string]string `json:"verdicts"`
@@ -78,7 +81,7 @@ func (m Matrix) Since() []Since {
 // sinceRow is requirement id's history over name's versions; false when no
 // release has a result for it.
 func sinceRow(g *grid, id, name string, versions []string) (SinceRow, bool) {
-	row := SinceRow{Requirement: id, Regressed: []string{}, Verdicts: map[string]string{}}
+	row := SinceRow{Requirement: id, Regressed: []string{}, Unjudged: []string{}, Verdicts: map[string]string{}}
 	var last verdict.Verdict // the verdict of the last release that judged it
 	any := false
 	for _, v := range versions {
@@ -94,6 +97,9 @@ func sinceRow(g *grid, id, name string, versions []string) (SinceRow, bool) {
 			if last == verdict.Pass {
 				row.Regressed = append(row.Regressed, v)
 			}
+		case verdict.Inconclusive, verdict.Error:
+			row.Unjudged = append(row.Unjudged, v)
+			continue
 		default:
 			continue
 		}
@@ -109,6 +115,13 @@ func semv(v string) string {
 	return "v" + v
 }
 
+// Uncertain reports whether a release before the first pass gave no
+// verdict (inconclusive or error), so that the requirement may have passed
+// earlier.
+func (r SinceRow) Uncertain() bool {
+	return r.FirstPass != nil && len(r.Unjudged) > 0 && semver.Compare(semv(r.Unjudged[0]), semv(*r.FirstPass)) < 0
+}
+
 // printSince prints the since view of each implementation the matrix has
 // at two or more releases.
 func (m Matrix) printSince(w io.Writer) {
@@ -117,10 +130,15 @@ func (m Matrix) printSince(w io.Writer) {
 			s.Impl, len(s.Versions), s.Versions[0], s.Versions[len(s.Versions)-1])
 		fmt.Fprintf(w, "%-36s %-14s %-14s %s\n", "requirement", "first pass", "newest", "regressed at")
 		newest := s.Versions[len(s.Versions)-1]
+		uncertain := false
 		for _, r := range s.Rows {
 			first := "never"
 			if r.FirstPass != nil {
 				first = *r.FirstPass
+			}
+			if r.Uncertain() {
+				first += "*"
+				uncertain = true
 			}
 			regressed := "-"
 			if len(r.Regressed) > 0 {
@@ -131,6 +149,9 @@ func (m Matrix) printSince(w io.Writer) {
 				now = "-"
 			}
 			fmt.Fprintf(w, "%-36s %-14s %-14s %s\n", r.Requirement, first, now, regressed)
+		}
+		if uncertain {
+			fmt.Fprintln(w, "* an older release gave no verdict on it (inconclusive or error): it may have passed earlier")
 		}
 	}
 }
@@ -154,7 +175,7 @@ func (m Matrix) htmlSince() []html.Since {
 	for _, s := range m.Since() {
 		hs := html.Since{Impl: s.Impl, Versions: s.Versions}
 		for _, r := range s.Rows {
-			row := html.SinceRow{Requirement: r.Requirement, Regressed: r.Regressed}
+			row := html.SinceRow{Requirement: r.Requirement, Regressed: r.Regressed, Uncertain: r.Uncertain()}
 			if r.FirstPass != nil {
 				row.FirstPass = *r.FirstPass
 			}

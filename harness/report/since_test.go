@@ -87,6 +87,9 @@ func TestSince_RegressionAcrossAnUnjudgedRelease(t *testing.T) {
 	if len(ss) != 1 || len(ss[0].Rows) != 1 || !slices.Equal(ss[0].Rows[0].Regressed, []string{"1.10.1"}) {
 		t.Errorf("since: %+v; want A61-HE-FIRST-PASS regressed at 1.10.1", ss)
 	}
+	if r := ss[0].Rows[0]; !slices.Equal(r.Unjudged, []string{"1.9.15"}) || r.Uncertain() {
+		t.Errorf("unjudged %v, uncertain %v; want [1.9.15], false (it is after the first pass)", r.Unjudged, r.Uncertain())
+	}
 }
 
 // TestSince_InTextAndJSON pins where the view appears: a section of the
@@ -116,5 +119,27 @@ func TestSince_InTextAndJSON(t *testing.T) {
 	_ = one.JSON(&js)
 	if bytes.Contains(text.Bytes(), []byte("since:")) || bytes.Contains(js.Bytes(), []byte(`"since"`)) {
 		t.Errorf("a matrix of one release has a since view:\n%s\n%s", text.Bytes(), js.Bytes())
+	}
+}
+
+// TestSince_FirstPassAfterAnUnjudgedReleaseIsUncertain: inconclusive,
+// inconclusive, pass is a first pass that may not be the first; the text
+// marks it.
+func TestSince_FirstPassAfterAnUnjudgedReleaseIsUncertain(t *testing.T) {
+	m := report.Matrix{Impls: []report.Impl{
+		column("grpc-js@1.12.7", map[string]verdict.Verdict{"A61-HE-DELAY-DEFAULT": verdict.Inconclusive, "A61-HE-FIRST-PASS": verdict.Fail}),
+		column("grpc-js@1.13.7", map[string]verdict.Verdict{"A61-HE-DELAY-DEFAULT": verdict.Error, "A61-HE-FIRST-PASS": verdict.Pass}),
+		column("grpc-js@1.14.7", map[string]verdict.Verdict{"A61-HE-DELAY-DEFAULT": verdict.Pass, "A61-HE-FIRST-PASS": verdict.Pass}),
+	}}
+	rows := m.Since()[0].Rows
+	if !rows[0].Uncertain() || rows[1].Uncertain() {
+		t.Errorf("uncertain: %s %v, %s %v; want true, false", rows[0].Requirement, rows[0].Uncertain(), rows[1].Requirement, rows[1].Uncertain())
+	}
+	var text bytes.Buffer
+	m.Text(&text)
+	for _, want := range []string{"A61-HE-DELAY-DEFAULT                 1.14.7*", "A61-HE-FIRST-PASS                    1.13.7 ", "* an older release gave no verdict on it"} {
+		if !bytes.Contains(text.Bytes(), []byte(want)) {
+			t.Errorf("text lacks %q:\n%s", want, text.Bytes())
+		}
 	}
 }

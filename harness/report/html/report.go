@@ -95,6 +95,7 @@ type SinceRow struct {
 	Requirement string   `json:"requirement"`
 	FirstPass   string   `json:"first_pass"` // "" for never
 	Regressed   []string `json:"regressed"`
+	Uncertain   bool     `json:"uncertain,omitempty"` // an older release gave no verdict: it may have passed earlier
 }
 
 //go:embed assets/report.html

@@ -807,7 +807,8 @@
       sv.rows.forEach(function (r) {
         body.appendChild(el("tr", { "data-req": r.requirement }, [
           el("td", null, el("code", { text: r.requirement })),
-          el("td", { "class": r.first_pass ? "first" : "never", text: r.first_pass || "never" }),
+          el("td", { "class": r.first_pass ? "first" : "never", text: (r.first_pass || "never") + (r.uncertain ? "*" : ""),
+            title: r.uncertain ? "an older release gave no verdict on it (inconclusive or error): it may have passed earlier" : null }),
           el("td", { "class": r.regressed && r.regressed.length ? "regressed" : "", text: r.regressed && r.regressed.length ? r.regressed.join(", ") : "\u2013" })
         ]));
       });
