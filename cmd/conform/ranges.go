@@ -68,7 +68,7 @@ func expandImpls(ctx context.Context, args []string, everyPatch bool, list drive
 		if everyPatch {
 			which = "every release"
 		}
-		fmt.Fprintf(w, "conform: %s: %d releases (%s): %s\n", s, len(rs), which, strings.Join(vs, " "))
+		fmt.Fprintf(w, "conform: %s: %s (%s): %s\n", s, plural(len(rs), "release"), which, strings.Join(vs, " "))
 		impls = append(impls, rs...)
 	}
 	return impls, ranged, nil
@@ -77,8 +77,9 @@ func expandImpls(ctx context.Context, args []string, everyPatch bool, list drive
 // prepareDrivers builds or installs the driver of each part's release
 // that came from a range — and its xDS build too when the part has an xDS
 // scenario — into the cache (a release already there costs nothing),
-// before any scenario runs: a release that does not build or install is an
-// error naming it.
+// before any scenario runs: a release whose driver does not build or
+// install is an error naming it; one whose xDS build does not is a warning
+// (its xDS scenarios give the reason as their error).
 func prepareDrivers(ctx context.Context, parts []part, ranged map[driver.Release]bool, w io.Writer) error {
 	var todo []part
 	for _, p := range parts {
@@ -103,8 +104,17 @@ func prepareDrivers(ctx context.Context, parts []part, ranged map[driver.Release
 		}
 		for _, xds := range variants {
 			env.XDS = xds
-			if _, err := driver.Install(ctx, p.impl, env); err != nil {
+			_, err := driver.Install(ctx, p.impl, env)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				return ctx.Err()
+			case err != nil && !xds:
 				return fmt.Errorf("%s: the driver could not be built or installed, so no scenario ran: %w", p.impl, err)
+			case err != nil:
+				// The release is there; its xDS add-on may not be (npm has
+				// @grpc/grpc-js-xds for some minors only): its xDS
+				// scenarios will say so, the others run.
+				fmt.Fprintf(w, "conform: warning: %s: no xDS build (its xDS scenarios will be errors, with this reason): %s\n", p.impl, strings.TrimSpace(strings.SplitN(err.Error(), "\n", 2)[0]))
 			}
 		}
 	}
@@ -127,4 +137,12 @@ func rangeError(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// plural is "1 release", "3 releases".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
