@@ -31,6 +31,8 @@ func commands() []command {
 		{"run", "run the suites against the reference; a verdict per requirement", runRun},
 		{"record", "write the reference's traces as the golden traces (traces/)", runRecord},
 		{"verify", "run the suites against a third-party implementation (grpc-go, grpc-js, grpcio, grpc-java) in the lab: a matrix", runVerify},
+		{"bisect", "find the first release in a range whose verdict on a spec (or a scenario) changes: last good / first bad", runBisect},
+		{"merge", "join the results files of a sharded verify (--shard i/n --results FILE) into one matrix and its reports", runMerge},
 		{"requirements", "the requirement catalogue, and which specs check each requirement", runRequirements},
 		{"try", "run your own scenario files against an implementation; traces, and where it departs from the reference", runTry},
 		{"replay", "reproduce a field bug: a capture (pcap) or trace → its environment as a scenario → replayed in the lab", runReplay},

@@ -59,6 +59,13 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"try", "--impl", "grpc-js@1.2.3", "x.yaml"}, "has no version 1.2.3", published},
 		{[]string{"check"}, "name at least one trace or capture", nil},
 		{[]string{"check", "/nonexistent.jsonl"}, "/nonexistent.jsonl", nil},
+		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--shard", "3/2"}, `--shard "3/2": want i/n with 1 ≤ i ≤ n`, nil},
+		{[]string{"verify", "--impl", "grpc-go@v1.85.0..v1.55.0"}, "the range runs backwards: v1.85.0 is later than v1.55.0", nil},
+		{[]string{"verify", "--impl", "grpc-go@v1.55.0..", "--results", "/nonexistent/r.json"}, "--results: /nonexistent/r.json cannot be written", nil},
+		{[]string{"merge"}, "name the results files", nil},
+		{[]string{"merge", "--fail-on", "sometimes", "r.json"}, `--fail-on "sometimes"`, nil},
+		{[]string{"bisect", "--impl", "grpc-go@v1.85.0", "--spec", "a61/he-dropped-ipv6"}, "want a range of releases", nil},
+		{[]string{"bisect", "--impl", "grpc-go@v1.55.0..v1.85.0", "--spec", "a61/nope"}, "suite a61 has no such spec", nil},
 	} {
 		cmd := exec.Command(bin, c.args...)
 		cmd.Env = append(os.Environ(), c.env...)

@@ -13,7 +13,6 @@ import (
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/report"
-	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -34,6 +33,14 @@ const verifyUsage = `Usage:
       grpc-go@v1.85.0    grpc-go at that module version (the driver is built
                          once per version, into the cache; the first build
                          takes about a minute)
+      grpc-go@v1.55.0..v1.85.0
+                         every release in the range, both ends included: the
+                         latest patch of each minor (--every-patch: every
+                         release; pre-releases never), one column each, and
+                         a "since" view: per requirement, the first release
+                         that passes it and where it regressed. The same
+                         for grpc-js@1.8.0..1.14.7. Every driver is built or
+                         installed before the first scenario runs.
       grpc-js@1.14.7     grpc-js from npm (installed once per version)
       grpcio             C-core through Debian's python3-grpcio (the system
                          package: conform says what to install if it is missing)
@@ -49,6 +56,7 @@ Flags:
 
 type verifyFlags struct {
 	runFlags
+	scaleFlags
 	impls  []string
 	failOn string
 }
@@ -72,6 +80,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.IntVar(&f.parallel, "p", 2, "how many scenarios run at once (each in a lab of its own)")
 	fs.StringVar(&f.traces, "traces", "", "the golden traces directory; default: traces/ of the enclosing checkout")
 	fs.StringVar(&f.failOn, "fail-on", report.FailOnFail, "which verdicts make the exit status 1: fail (fail or error), error (only\nerrors: a driver or the harness broke; for CI jobs that report on third parties), never")
+	f.scaleFlags.register(fs)
 	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return nil, exitError{2}
@@ -90,6 +99,9 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
 	}
 	f.mode = "lab"
+	if err := f.scaleFlags.validateScale("verify"); err != nil {
+		return nil, err
+	}
 	return f, f.validate("verify")
 }
 
@@ -107,17 +119,20 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var impls []driver.Release
-	for _, s := range f.impls {
-		impl, err := driver.ParseRelease(s)
-		if err != nil {
-			return usageError{err}
-		}
-		impls = append(impls, impl)
-	}
-	if err := checkPublished(ctx, impls, stderr); err != nil {
+	impls, ranged, err := expandImpls(ctx, f.impls, f.everyPatch, driver.Releases, stderr)
+	if err != nil {
 		return err
 	}
+	var unranged []driver.Release
+	for _, impl := range impls {
+		if !ranged[impl] { // a range's releases come from the list itself
+			unranged = append(unranged, impl)
+		}
+	}
+	if err := checkPublished(ctx, unranged, stderr); err != nil {
+		return err
+	}
+	shard, _ := parseShard(f.shard) // validated
 	if err := netlab.Available().Err(); err != nil {
 		return fmt.Errorf("verify runs implementations in the lab: %w (run `conform lab check`)", err)
 	}
@@ -133,14 +148,16 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var runs []*implRun
-	for _, impl := range impls {
-		r := verifyImpl(withPCAP(ctx, f.pcap), impl, jobs, f.parallel, dir, stderr)
-		r.outcomes = append(r.outcomes, simOnly...)
-		runs = append(runs, r)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+	parts := plan(impls, jobs, simOnly, shard)
+	printPlan(stderr, parts, shard)
+	if err := prepareDrivers(ctx, parts, ranged, stderr); err != nil {
+		return err
+	}
+	runs, err := runPlan(ctx, parts, func(ctx context.Context, p part) *implRun {
+		return verifyImpl(withPCAP(ctx, f.pcap), p.impl, p.jobs, f.parallel, dir, stderr)
+	})
+	if err != nil {
+		return err
 	}
 	goldens := ""
 	if f.html != "" {
@@ -148,32 +165,13 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	m := matrixOf(runs, goldens)
 	m.Parallel = f.parallel
-	if f.junit != "" {
-		var all []report.Run
-		for _, im := range m.Impls {
-			all = append(all, im.Runs...)
-		}
-		if err := report.WriteJUnit(f.junit, all); err != nil {
+	if f.results != "" {
+		if err := writeResults(f.results, m, parts, shard, selection(impls, f)); err != nil {
 			return err
 		}
+		fmt.Fprintf(stderr, "conform: results (shard %s) in %s\n", shard, f.results)
 	}
-	if f.html != "" {
-		if err := html.Write(f.html, m.HTML(time.Now())); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "conform: HTML report in %s/%s\n", f.html, html.FileName)
-	}
-	if f.asJSON {
-		if err := m.JSON(stdout); err != nil {
-			return err
-		}
-	} else {
-		m.Text(stdout)
-	}
-	if !m.OK(f.failOn) {
-		return exitError{1}
-	}
-	return nil
+	return writeMatrixReports(m, f.reportFlags(), stdout, stderr)
 }
 
 // verifyImpl installs impl's driver and runs every job through it.

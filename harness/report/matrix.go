@@ -89,6 +89,7 @@ func (m Matrix) Text(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%-20s %s (%.1fs%s)\n", im.Name, counts(n), im.Wall.Seconds(), Overhead(im.Runs, im.Wall, m.Parallel))
 	}
+	m.printSince(w)
 	m.printNotApplicable(w)
 	m.printEvidence(w)
 }
@@ -176,8 +177,9 @@ func (m Matrix) printSharedErrors(w io.Writer, im Impl) map[string]bool {
 
 // matrixJSON is the document of `conform verify --json`.
 type matrixJSON struct {
-	Impls []implJSON `json:"impls"`
-	Pass  bool       `json:"pass"`
+	Impls []implJSON       `json:"impls"`
+	Pass  bool             `json:"pass"`
+	Since map[string]Since `json:"since,omitempty"` // implementations at two or more releases
 }
 
 type implJSON struct {
@@ -190,7 +192,7 @@ type implJSON struct {
 // JSON writes the matrix as one indented JSON document: per implementation
 // its results and golden-trace divergences; whether no fail or error.
 func (m Matrix) JSON(w io.Writer) error {
-	out := matrixJSON{Pass: m.OK(FailOnFail)}
+	out := matrixJSON{Pass: m.OK(FailOnFail), Since: m.sinceJSON()}
 	for _, im := range m.Impls {
 		ij := implJSON{Impl: im.Name, WallSeconds: im.Wall.Seconds(), Results: []verdict.Result{}}
 		for _, r := range im.Runs {
@@ -219,6 +221,7 @@ func (m Matrix) HTML(generated time.Time) html.Report {
 			rep.Requirements = append(rep.Requirements, html.Requirement{ID: id, Text: text})
 		}
 	}
+	rep.Since = m.htmlSince()
 	for _, im := range m.Impls {
 		rep.Impls = append(rep.Impls, im.Name)
 		for _, r := range im.Runs {

@@ -83,6 +83,23 @@ type Report struct {
 	Requirements []Requirement
 	Results      []Result
 	Runs         []Run
+	Since        []Since // implementations at two or more releases; none: no since section
+}
+
+// Since is one implementation's since view (report.Matrix.Since): per
+// requirement, the first release that passes it and where it regressed.
+type Since struct {
+	Impl     string     `json:"impl"`
+	Versions []string   `json:"versions"` // oldest first
+	Rows     []SinceRow `json:"rows"`
+}
+
+// SinceRow is one requirement's row of a since view.
+type SinceRow struct {
+	Requirement string   `json:"requirement"`
+	FirstPass   string   `json:"first_pass"` // "" for never
+	Regressed   []string `json:"regressed"`
+	Uncertain   bool     `json:"uncertain,omitempty"` // an older release gave no verdict: it may have passed earlier
 }
 
 //go:embed assets/report.html
@@ -194,6 +211,7 @@ type data struct {
 	Results      []Result      `json:"results"`
 	Runs         []runData     `json:"runs"`
 	Traces       []traceData   `json:"traces"`
+	Since        []Since       `json:"since,omitempty"`
 }
 
 type runData struct {
@@ -225,6 +243,7 @@ func build(r Report) (data, error) {
 		Results:      append([]Result{}, r.Results...),
 		Runs:         []runData{},
 		Traces:       []traceData{},
+		Since:        r.Since,
 	}
 	if !r.Generated.IsZero() {
 		d.Generated = r.Generated.Format(time.RFC3339)

@@ -41,10 +41,14 @@ type sample struct {
 func buildSample(t *testing.T) sample {
 	t.Helper()
 	ctx := context.Background()
-	specs := a61.Specs()
-	dropped, refused := specs[0], specs[1]
-	if dropped.Name() != "he-dropped-ipv6" || refused.Name() != "he-refused-ipv6" {
-		t.Fatalf("a61.Specs() = %s, %s; the sample expects he-dropped-ipv6, he-refused-ipv6", dropped.Name(), refused.Name())
+	byName := map[string]spec.Spec{}
+	for _, s := range a61.Specs() {
+		byName[s.Name()] = s
+	}
+	dropped, okD := byName["he-dropped-ipv6"]
+	refused, okR := byName["he-refused-ipv6"]
+	if !okD || !okR {
+		t.Fatal("the sample needs a61's he-dropped-ipv6 and he-refused-ipv6")
 	}
 	dir, err := spec.TracesDir()
 	if err != nil {

@@ -849,7 +849,33 @@
     tip.style.left = x + "px"; tip.style.top = y + "px";
   });
 
+  // ---- since ---------------------------------------------------------------
+  function buildSince() {
+    if (!D.since || !D.since.length) return;
+    var box = document.getElementById("since-tables");
+    D.since.forEach(function (sv) {
+      var v = sv.versions;
+      var table = el("table", { "class": "since", "data-impl": sv.impl }, [
+        el("caption", { text: sv.impl + ": " + v.length + " releases, " + v[0] + " \u2026 " + v[v.length - 1] }),
+        el("thead", null, el("tr", null, [el("th", { text: "requirement" }), el("th", { text: "first pass" }), el("th", { text: "regressed at" })]))
+      ]);
+      var body = el("tbody");
+      sv.rows.forEach(function (r) {
+        body.appendChild(el("tr", { "data-req": r.requirement }, [
+          el("td", null, el("code", { text: r.requirement })),
+          el("td", { "class": r.first_pass ? "first" : "never", text: (r.first_pass || "never") + (r.uncertain ? "*" : ""),
+            title: r.uncertain ? "an older release gave no verdict on it (inconclusive or error): it may have passed earlier" : null }),
+          el("td", { "class": r.regressed && r.regressed.length ? "regressed" : "", text: r.regressed && r.regressed.length ? r.regressed.join(", ") : "\u2013" })
+        ]));
+      });
+      table.appendChild(body);
+      box.appendChild(table);
+    });
+    document.getElementById("since").hidden = false;
+  }
+
   buildMatrix();
+  buildSince();
   buildRuns();
   var resizeTimer = null, lastW = window.innerWidth;
   window.addEventListener("resize", function () {
