@@ -10,7 +10,9 @@ import (
 
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/replay/pcap"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 const diffUsage = `Usage:
@@ -26,6 +28,7 @@ const diffUsage = `Usage:
   Examples:
       conform diff traces/a61/he-dropped-ipv6.lab.jsonl field.pcapng
       conform diff --kinds syn,rpc-result --tolerance 5ms golden.jsonl replay.jsonl
+      conform diff --html diff/ traces/a61/he-dropped-ipv6.lab.jsonl mine.jsonl
 
 Flags:
 `
@@ -35,6 +38,7 @@ type diffFlags struct {
 	tolerance time.Duration
 	ignore    string
 	exact     bool
+	html      string
 }
 
 func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
@@ -45,6 +49,7 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&f.tolerance, "tolerance", compare.LabTolerance, "how far apart in time two matched events may be")
 	fs.StringVar(&f.ignore, "ignore", "peer,port", "fields left out of the comparison, by their JSON names, comma-separated")
 	fs.BoolVar(&f.exact, "exact-text", false, "compare error texts and details literally (by default only their presence)")
+	fs.StringVar(&f.html, "html", "", "also write an HTML page into this directory: A's and B's timelines on one time scale,\nthe first divergence marked")
 	fs.Usage = func() { fmt.Fprint(stderr, diffUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		return exitError{2}
@@ -52,6 +57,9 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 2 {
 		fs.Usage()
 		return badUsage("diff: want two traces, A and B; got %d arguments", fs.NArg())
+	}
+	if err := validHTMLDir("diff", f.html); err != nil {
+		return err
 	}
 	a, err := readAnyTrace(fs.Arg(0))
 	if err != nil {
@@ -63,6 +71,16 @@ func runDiff(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res := compare.Traces(a, b, f.options())
 	fmt.Fprintln(stdout, res.String())
+	if f.html != "" {
+		name := baseName(fs.Arg(0)) + " vs " + baseName(fs.Arg(1))
+		page := newPage("conform diff " + name)
+		page.row(diffRow, diffRowsText)
+		page.run("B: "+baseName(fs.Arg(1)), name, a, b, []verdict.Result{comparison(diffRow, name, b.Header.Mode, res)})
+		if err := page.write(f.html); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "conform: HTML page in %s/%s (A is the golden pane, B the observed one)\n", f.html, html.FileName)
+	}
 	if !res.Equal() {
 		return exitError{1}
 	}

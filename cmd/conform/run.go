@@ -108,13 +108,8 @@ func (f *runFlags) validate(name string) error {
 			return badUsage("%s: --junit: %v", name, err)
 		}
 	}
-	if f.html != "" {
-		if err := os.MkdirAll(f.html, 0o755); err != nil {
-			return badUsage("%s: --html %s: %v (want a directory conform can create or write)", name, f.html, err)
-		}
-		if err := writable(filepath.Join(f.html, html.FileName)); err != nil {
-			return badUsage("%s: --html: %v", name, err)
-		}
+	if err := validHTMLDir(name, f.html); err != nil {
+		return err
 	}
 	if err := validPCAPDir(name, f.pcap); err != nil {
 		return err
@@ -132,6 +127,21 @@ const pcapUsage = "also write each lab run's packets (every frame of the client'
 
 // validPCAPDir checks --pcap's directory before any work: created if
 // needed, and writable.
+// validHTMLDir checks, before any work, that an --html directory can be
+// made and its page written ("" is no page).
+func validHTMLDir(name, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return badUsage("%s: --html %s: %v (want a directory conform can create or write)", name, dir, err)
+	}
+	if err := writable(filepath.Join(dir, html.FileName)); err != nil {
+		return badUsage("%s: --html: %v", name, err)
+	}
+	return nil
+}
+
 func validPCAPDir(name, dir string) error {
 	if dir == "" {
 		return nil

@@ -11,10 +11,13 @@ import (
 
 	"github.com/conformlab/conform/harness/compare"
 	"github.com/conformlab/conform/harness/driver"
+	"github.com/conformlab/conform/harness/report/html"
 	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 	"github.com/conformlab/conform/netlab"
+	"github.com/conformlab/conform/suites/monitor"
 )
 
 const tryUsage = `Usage:
@@ -26,6 +29,9 @@ const tryUsage = `Usage:
       each run's trace into --out, and, for an implementation other than the
       reference, runs the reference on the same scenario and prints where the
       two first diverge (connection attempts, channel states, RPC results).
+      Each run is judged by the requirement monitors that apply to it (those
+      of conform check); --html draws each run's timeline above the
+      reference's, with a divergence or a breach marked.
       The lab needs root; --mode sim runs the reference in the simulator.
       Exit status 0 when every run finished (whatever it showed), 1 when a
       run broke, 2 for bad input (the file and line of a scenario's mistake).
@@ -38,8 +44,8 @@ Flags:
 `
 
 type tryFlags struct {
-	impl, mode, out, pcap string
-	seed                  uint64
+	impl, mode, out, pcap, html string
+	seed                        uint64
 }
 
 func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -50,6 +56,7 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
 	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
+	fs.StringVar(&f.html, "html", "", "also write an HTML page into this directory: each run's timeline above the reference's\n(on one time scale), the monitors' verdicts, a divergence or a breach marked")
 	fs.Uint64Var(&f.seed, "seed", 1, "the seed of the run's randomness (recorded in the trace)")
 	fs.Usage = func() { fmt.Fprint(stderr, tryUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +73,9 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := validPCAPDir("try", f.pcap); err != nil {
 		return err
 	}
+	if err := validHTMLDir("try", f.html); err != nil {
+		return err
+	}
 	ctx = withPCAP(ctx, f.pcap)
 	var scenarios []*scenario.Scenario
 	for _, path := range fs.Args() {
@@ -79,11 +89,18 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return badUsage("try: --out %s: %v", f.out, err)
 	}
 	broke := false
+	page := newPage("conform try")
 	for _, s := range scenarios {
-		broke = !f.try(ctx, s, impl, mode, stdout) || broke
+		broke = !f.try(ctx, s, impl, mode, page, stdout) || broke
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+	}
+	if f.html != "" {
+		if err := page.write(f.html); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "conform: HTML page in %s/%s\n", f.html, html.FileName)
 	}
 	if broke {
 		return exitError{1}
@@ -117,9 +134,10 @@ func (f tryFlags) resolve(ctx context.Context, stderr io.Writer) (runner.Impl, t
 	return impl, mode, nil
 }
 
-// try runs s against impl, writes its trace, and compares it with the
-// reference's run of s; it reports whether the run finished.
-func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, w io.Writer) bool {
+// try runs s against impl, writes its trace, judges it by the requirement
+// monitors that apply, and compares it with the reference's run of s; it
+// adds the runs to page and reports whether the run finished.
+func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Impl, mode trace.Mode, page *pageBuilder, w io.Writer) bool {
 	tr, err := runner.Run(ctx, s, impl, mode, runner.Options{Seed: f.seed, Origin: trace.OriginScenario})
 	path := f.write(s, impl, mode, tr, w)
 	if err != nil {
@@ -127,18 +145,56 @@ func (f tryFlags) try(ctx context.Context, s *scenario.Scenario, impl runner.Imp
 		return false
 	}
 	fmt.Fprintf(w, "%s (%s, %s): %d events → %s\n", s.Name, impl, mode, len(tr.Events), path)
+	results := monitor.JudgeAll(s.Name, tr)
+	printMonitors(w, results)
 	if impl == runner.Reference {
+		page.run(impl.String(), s.Name, nil, tr, results)
 		return true
 	}
 	ref, err := runner.Run(ctx, s, runner.Reference, mode, runner.Options{Seed: f.seed, Origin: trace.OriginScenario})
 	f.write(s, runner.Reference, mode, ref, w)
 	if err != nil {
 		fmt.Fprintf(w, "  the reference's run of it broke: %v\n", err)
+		page.run(impl.String(), s.Name, nil, tr, results)
 		return true
 	}
-	res := compare.Traces(ref, tr, outsideView(tr))
+	res := compare.Traces(withoutInitialIdle(ref), withoutInitialIdle(tr), outsideView(tr))
 	fmt.Fprintf(w, "  against the reference (expected) on what both show from outside:\n%s\n", indentLines(res.String()))
+	page.row(agreesRow, agreesText)
+	page.run(impl.String(), s.Name, ref, tr, append(results, comparison(agreesRow, s.Name, mode, res)))
 	return true
+}
+
+// printMonitors prints the monitors' verdicts on a run that apply to it,
+// with the evidence of any short of a pass.
+func printMonitors(w io.Writer, results []verdict.Result) {
+	for _, r := range results {
+		if r.Verdict == verdict.NotApplicable {
+			continue
+		}
+		fmt.Fprintf(w, "  %-34s %-26s %s\n", r.Requirement, "monitor "+r.Check, r.Label())
+		if r.Verdict != verdict.Pass && r.Evidence != "" {
+			fmt.Fprintf(w, "      %s\n", strings.ReplaceAll(strings.TrimRight(r.Evidence, "\n"), "\n", "\n      "))
+		}
+	}
+}
+
+// withoutInitialIdle is tr without the IDLE a channel reports as its
+// state when created (a driver reports it; the reference's trace starts at
+// its first change): it is no behaviour of the run.
+func withoutInitialIdle(tr *trace.Trace) *trace.Trace {
+	for i, e := range tr.Events {
+		if e.Kind != trace.KindChannelState {
+			continue
+		}
+		if e.State != "IDLE" {
+			return tr
+		}
+		out := *tr
+		out.Events = append(append([]trace.Event(nil), tr.Events[:i]...), tr.Events[i+1:]...)
+		return &out
+	}
+	return tr
 }
 
 // outsideView compares what any implementation's trace shows from outside:
