@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/conformlab/conform/suites/monitor"
 	"io"
 	"os"
 	"path/filepath"
@@ -31,8 +32,9 @@ const replayUsage = `Usage:
       replays it in the lab against each --impl and the reference, and says
       for each whether the replay shows what the field showed: the first
       divergence of its connection attempts (of its subchannels and their
-      states, for a recorder's trace), with the field's as expected.
-      Nothing is re-sent from the capture; every replay stays inside the
+      states, for a recorder's trace), with the field's as expected, and the
+      requirement monitors' verdicts on the field and on each replay (those
+      of conform check). Nothing is re-sent from the capture; every replay stays inside the
       lab. docs/field-bug.md walks through an example.
 
   Examples:
@@ -101,6 +103,9 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "the environment, inferred from %s: %s\n%s\n\n", fields[0], path, indentLines(s.Description))
+	fmt.Fprintf(stdout, "the field, by the requirement monitors (what it can show):\n")
+	printMonitors(stdout, monitor.JudgeAll(baseName(fields[0]), field))
+	fmt.Fprintln(stdout)
 	expected := &trace.Trace{Events: replay.Rename(field.Events, s, m, runner.AddrOf)}
 	for _, impl := range impls {
 		f.replayOne(ctx, s, impl, mode, expected, view, stdout)
@@ -164,7 +169,9 @@ func (f replayFlags) replayOne(ctx context.Context, s *scenario.Scenario, impl r
 	if shift != 0 {
 		fmt.Fprintf(w, "    (its times shifted by %s: aligned on the field's first attempt)\n", trace.FormatT(-shift))
 	}
-	fmt.Fprintf(w, "%s\n\n", indentLines(res.String()))
+	fmt.Fprintf(w, "%s\n", indentLines(res.String()))
+	printMonitors(w, monitor.JudgeAll(s.Name, tr))
+	fmt.Fprintln(w)
 }
 
 // alignOnFirstAttempt is the replay's attempts shifted so that its first
