@@ -225,7 +225,7 @@ func (f *runFlags) jobs(modes []trace.Mode) ([]spec.Job, error) {
 		}
 	}
 	if len(jobs) == 0 {
-		return nil, fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v)", f.suite, f.labelFilter, modes)
+		return nil, usageError{fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v): see `conform requirements` for the IDs and labels", f.suite, f.labelFilter, modes)}
 	}
 	return jobs, nil
 }
@@ -243,7 +243,11 @@ func (f *runFlags) tracesDir() (string, error) {
 	if f.traces != "" {
 		return f.traces, nil
 	}
-	return spec.TracesDir()
+	dir, err := spec.TracesDir()
+	if err != nil {
+		return "", usageError{err}
+	}
+	return dir, nil
 }
 
 func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {

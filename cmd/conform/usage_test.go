@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -58,6 +59,7 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"verify", "--impl", "grpc-js@9.9.9"}, `impl "grpc-js@9.9.9": the npm registry`, published},
 		{[]string{"try", "--impl", "grpc-js@1.2.3", "x.yaml"}, "has no version 1.2.3", published},
 		{[]string{"check"}, "name at least one trace or capture", nil},
+		{[]string{"run", "--mode", "sim", "--label-filter", "NO-SUCH-LABEL"}, "no spec matches", nil},
 		{[]string{"check", "/nonexistent.jsonl"}, "/nonexistent.jsonl", nil},
 		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--shard", "3/2"}, `--shard "3/2": want i/n with 1 ≤ i ≤ n`, nil},
 		{[]string{"verify", "--impl", "grpc-go@v1.85.0..v1.55.0"}, "the range runs backwards: v1.85.0 is later than v1.55.0", nil},
@@ -80,6 +82,16 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 		if n := strings.Count(stderr.String(), "\n"); n != 1 && c.env != nil {
 			t.Errorf("conform %s: %d lines on stderr, want the one error:\n%s", strings.Join(c.args, " "), n, stderr.String())
 		}
+	}
+	// Outside a checkout, without --traces: where the golden traces are
+	// is a usage error too.
+	outside := exec.Command(bin, "run", "--mode", "sim")
+	outside.Dir = t.TempDir()
+	var outErr bytes.Buffer
+	outside.Stderr = &outErr
+	var ee *exec.ExitError
+	if err := outside.Run(); !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(outErr.String(), "no traces directory") {
+		t.Errorf("conform run outside a checkout: %v, %q; want exit status 2 saying where the traces are", err, outErr.String())
 	}
 	// Published versions pass the check (the run stops later, at the
 	// label filter no spec matches).
