@@ -105,7 +105,7 @@ func failFastInTF() spec.Spec {
 			g.Expect(r2.Code).To(gomega.Equal("OK"), "r2, wait-for-ready, waits for the READY picker (%s)", r2.Err)
 			g.Expect(r2.T).To(gomega.BeNumerically(">=", up), "r2 is answered once b1 is connected")
 		}}},
-		Agreement: resultsAgreement(),
+		Agreement: backoffResultsAgreement(),
 	}
 }
 

@@ -73,6 +73,17 @@ func every(at, period time.Duration, ids []string, opts ...scenario.RPCOption) [
 	return out
 }
 
+// backoffResultsAgreement is resultsAgreement for a run whose RPCs wait
+// out a subchannel's backoff: the simulator draws its ±20 % jitter from the
+// run's seed, grpc-go's subchannels in the lab from their own source, so a
+// reconnection may come up to 400 ms earlier or later (1 s ± 200 ms on each
+// side), and the RPC that waited for it with it.
+func backoffResultsAgreement() *compare.Options {
+	o := resultsAgreement()
+	o.Tolerance = 400*time.Millisecond + labSlack
+	return o
+}
+
 // resultsAgreement compares the RPCs' results, not who answered them
 // (round_robin's first endpoint is the policy's own random choice).
 func resultsAgreement() *compare.Options {
