@@ -676,6 +676,7 @@ const wake = () => {
   setTimeout(wake, ${STALL_STEP_MS});
 };
 setTimeout(wake, ${STALL_STEP_MS});
+parentPort.postMessage({ running: true });
 `;
 function watchStalls() {
   let worker;
@@ -686,6 +687,12 @@ function watchStalls() {
     return;
   }
   worker.on('message', (m) => {
+    if (m.running) {
+      // A worker takes tens of ms to start: from this line on its stalls
+      // are seen (a test waits for it before it stops the process).
+      logEvent('stall watch: running');
+      return;
+    }
     const agoUs = Number((process.hrtime.bigint() - m.wokeNs) / 1000n);
     send({ ev: 'stall', late_us: m.lateUs, ago_us: Math.max(0, agoUs) });
   });

@@ -214,6 +214,7 @@ test('stall watch: a stopped process is reported as a stall, not claimed as stal
   // Its watch is a worker thread, apart from the loop that runs grpc-js's
   // timers: evidence, not a claim (PROTOCOL.md, "Stalls").
   assert.equal(r.hello.can.stall_watch, false);
+  await d.waitFor((o) => o.ev === 'log' && o.line === 'stall watch: running', 10000, 0, 'the stall watch running');
   const from = d.lines.length;
   const stoppedMs = 80;
   d.proc.kill('SIGSTOP');
