@@ -147,6 +147,9 @@ func heAllRefused() spec.Spec {
 					// The channel's requests may include the subchannels'
 					// own (one per failure in grpc-go): the policy's is
 					// one of those at the end of the pass.
+					if after := trace.Select(rr, func(e trace.Event) bool { return e.T >= end }); len(after) > 0 {
+						spec.RequireSteadyMachine(tr, end, after[0].T, "re-resolution at the end of the pass")
+					}
 					atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= spec.Within(tr, 10*time.Millisecond) })
 					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:%s", trace.FormatT(end), spec.Render(rr))
 					return

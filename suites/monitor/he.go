@@ -348,6 +348,7 @@ var HEPassEndReResolve = Monitor{
 		rr := trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= p.from })
 		b := breaches{rule: fmt.Sprintf("the first pass ended at %s with every address failed: re-resolution should be asked for then (within %v)", trace.FormatT(end), slack)}
 		atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= slack })
+		requireSteadyToFirstRequest(tr, rr, end)
 		switch {
 		case len(atEnd) == 0:
 			b.addEvents(rr, "no request at the end of the pass; the requests after the list arrived")
@@ -356,6 +357,19 @@ var HEPassEndReResolve = Monitor{
 		}
 		b.judge(g)
 	},
+}
+
+// requireSteadyToFirstRequest states that the machine was steady from the
+// end of the pass to the first re-resolution request after it
+// (spec.RequireSteadyMachine): a request a stall held up, in the client's
+// process or a driver's, came late for the lab, not for the client.
+func requireSteadyToFirstRequest(tr *trace.Trace, rr []trace.Event, end time.Duration) {
+	for _, e := range rr {
+		if e.T >= end {
+			spec.RequireSteadyMachine(tr, end, e.T, "re-resolution at the end of the pass")
+			return
+		}
+	}
 }
 
 // firstFailure is the first failure of an attempt to addr at or after
