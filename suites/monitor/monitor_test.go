@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/conformlab/conform/harness/trace"
@@ -65,5 +66,46 @@ func TestJudge_AnotherPolicyIsNotApplicable(t *testing.T) {
 	pf := golden(t, "a62/sticky-tf-until-ready.sim.jsonl")
 	if r := FailoverNotBeforeTimer.Judge("x", pf); r.Verdict != verdict.NotApplicable {
 		t.Errorf("failover-not-before-timer under pick_first: %s %q", r.Label(), r.Evidence)
+	}
+}
+
+// TestCheck_LeftTFFirstIsInconclusiveNotAbsent: sticky-tf-backoff as a
+// spec's check. On sticky-tf-until-ready, a client that reconnects after
+// leaving TRANSIENT_FAILURE (a channel-state CONNECTING before each
+// reconnection, as a client without sticky TF reports) gives the rule
+// nothing to judge through its own breach of A62-STICKY-TF: inconclusive,
+// naming it. A client that never reconnects at all is absent.
+func TestCheck_LeftTFFirstIsInconclusiveNotAbsent(t *testing.T) {
+	tr := golden(t, "a62/sticky-tf-until-ready.lab.jsonl")
+	tr.Events = trace.Select(tr.Events, func(e trace.Event) bool { return e.Source != trace.SourcePolicy }) // as a driver's trace
+	pairs := reconnectionsInTF(tr)
+	if len(pairs) == 0 {
+		t.Fatal("the golden trace has no reconnection in TRANSIENT_FAILURE")
+	}
+	left := *tr
+	left.Events = nil
+	for _, e := range tr.Events {
+		for _, p := range pairs {
+			if e.Kind == p[1].Kind && e.Addr == p[1].Addr && e.T == p[1].T {
+				c := trace.Event{T: e.T - 1, Source: trace.SourceDriver, Kind: trace.KindChannelState, State: "CONNECTING"}
+				left.Events = append(left.Events, c)
+			}
+		}
+		left.Events = append(left.Events, e)
+	}
+	rs := verdict.Evaluate(verdict.Subject{}, []verdict.Check{StickyTFBackoff.Check()}, &left)
+	if len(rs) != 1 || rs[0].Verdict != verdict.Inconclusive {
+		t.Errorf("left TF before reconnecting: %+v, want inconclusive", rs)
+	}
+	none := *tr
+	none.Events = nil
+	for _, e := range tr.Events {
+		if !slices.ContainsFunc(pairs, func(p [2]trace.Event) bool { return e.Kind == trace.KindSYN && e.Addr == p[1].Addr && e.T >= p[1].T }) {
+			none.Events = append(none.Events, e)
+		}
+	}
+	rs = verdict.Evaluate(verdict.Subject{}, []verdict.Check{StickyTFBackoff.Check()}, &none)
+	if len(rs) != 1 || rs[0].Verdict != verdict.Fail || rs[0].Kind != verdict.Absent {
+		t.Errorf("never reconnected: %+v, want a fail (absent)", rs)
 	}
 }

@@ -171,6 +171,12 @@ var StickyTFBackoff = Monitor{
 		}
 		return ""
 	},
+	Unexercised: func(tr *trace.Trace) string {
+		if n := len(reconnections(tr, func(time.Duration) bool { return true })); n > 0 {
+			return fmt.Sprintf("the client reconnected %s, none while the channel was in TRANSIENT_FAILURE: it left TRANSIENT_FAILURE first (A62-STICKY-TF judges that)", plural(n, "time"))
+		}
+		return ""
+	},
 	Assert: func(g gomega.Gomega, tr *trace.Trace) {
 		tol := spec.TimerWithin(tr)
 		b := breaches{rule: fmt.Sprintf("in TRANSIENT_FAILURE, a reconnection should wait at least %v (±%v) after the attempt before it to the same address", minFirstBackoff, tol)}
@@ -195,8 +201,8 @@ var StickyTFBackoff = Monitor{
 // with no new address list between them (which may make a new
 // subchannel for the address).
 func reconnectionsInTF(tr *trace.Trace) [][2]trace.Event {
-	states, ups := spec.ChannelStates(tr), spec.ResolverUpdates(tr)
-	inTF := func(t time.Duration) bool {
+	states := spec.ChannelStates(tr)
+	return reconnections(tr, func(t time.Duration) bool {
 		st := ""
 		for _, e := range states {
 			if e.T < t {
@@ -204,13 +210,19 @@ func reconnectionsInTF(tr *trace.Trace) [][2]trace.Event {
 			}
 		}
 		return st == transientFailure
-	}
+	})
+}
+
+// reconnections are the pairs of attempts to one address with no resolver
+// update between them, the second one made when keep says.
+func reconnections(tr *trace.Trace, keep func(time.Duration) bool) [][2]trace.Event {
+	ups := spec.ResolverUpdates(tr)
 	last := map[string]trace.Event{}
 	var out [][2]trace.Event
 	for _, a := range spec.Attempts(tr.Events) {
 		before, ok := last[a.Addr]
 		last[a.Addr] = a
-		if !ok || !inTF(a.T) || slices.ContainsFunc(ups, func(u trace.Event) bool { return u.T > before.T && u.T <= a.T }) {
+		if !ok || !keep(a.T) || slices.ContainsFunc(ups, func(u trace.Event) bool { return u.T > before.T && u.T <= a.T }) {
 			continue
 		}
 		out = append(out, [2]trace.Event{before, a})
