@@ -117,21 +117,30 @@ func rhRPCOK(g gomega.Gomega, tr *trace.Trace, id string) trace.Event {
 	return r
 }
 
+// reorderKeys are the address lists and request keys of the reorder specs:
+// three dual-stack endpoints, IPv6 first (before), then b1's IPv4 address
+// first (after); km lands on b1 before and on b2 after, k2 and k3 on b2 and
+// b3 before, kn on b1 after and elsewhere before.
+func reorderKeys() (before, after [][]scenario.Addr, km, k2, k3, kn string) {
+	backends := []string{"b1", "b2", "b3"}
+	before = [][]scenario.Addr{{"b1/ipv6", "b1/ipv4"}, {"b2/ipv6", "b2/ipv4"}, {"b3/ipv6", "b3/ipv4"}}
+	after = [][]scenario.Addr{{"b1/ipv4", "b1/ipv6"}, before[1], before[2]}
+	r1, r2 := rhBuildRing(backends, before...), rhBuildRing(backends, after...)
+	lands := func(r ring.Ring, k string) int { return r.Lookup(ring.RequestHash(k)) }
+	km = mustKey(r1.KeyFor("k", func(k string) bool { return lands(r2, k) == 1 }, 0))
+	k2 = mustKey(r1.KeyFor("k", nil, 1))
+	k3 = mustKey(r1.KeyFor("k", nil, 2))
+	kn = mustKey(r2.KeyFor("k", func(k string) bool { return lands(r1, k) != 0 }, 0))
+	return before, after, km, k2, k3, kn
+}
+
 // rhRing: ring_hash over three dual-stack endpoints, picks driven by the
 // x-key request header (A76), keys chosen so that the ring of A42/A61
 // puts r1 on b1, r2 on b2, r3 on b3; then b1's addresses are reordered
 // (its IPv4 address first), which moves b1 on the ring: r1's key lands on
 // b2 now (r4), and r5's key, on b2 or b3 before, lands on b1.
 func rhRing() spec.Spec {
-	backends := []string{"b1", "b2", "b3"}
-	before := [][]scenario.Addr{{"b1/ipv6", "b1/ipv4"}, {"b2/ipv6", "b2/ipv4"}, {"b3/ipv6", "b3/ipv4"}}
-	after := [][]scenario.Addr{{"b1/ipv4", "b1/ipv6"}, before[1], before[2]}
-	r1, r2 := rhBuildRing(backends, before...), rhBuildRing(backends, after...)
-	lands := func(r ring.Ring, k string) int { return r.Lookup(ring.RequestHash(k)) }
-	km := mustKey(r1.KeyFor("k", func(k string) bool { return lands(r2, k) == 1 }, 0))
-	k2 := mustKey(r1.KeyFor("k", nil, 1))
-	k3 := mustKey(r1.KeyFor("k", nil, 2))
-	kn := mustKey(r2.KeyFor("k", func(k string) bool { return lands(r1, k) != 0 }, 0))
+	before, after, km, k2, k3, kn := reorderKeys()
 	eps := func(list [][]scenario.Addr) scenario.ResolverUpdate {
 		var out []scenario.Endpoint
 		for _, ep := range list {
@@ -338,15 +347,7 @@ func rhXDSDedup() spec.Spec {
 // of its first address, so b1 moves on the ring; r4 (r1's key) lands on b2
 // now and r5, on b2 or b3 before, lands on b1.
 func rhXDSReorder() spec.Spec {
-	backends := []string{"b1", "b2", "b3"}
-	before := [][]scenario.Addr{{"b1/ipv6", "b1/ipv4"}, {"b2/ipv6", "b2/ipv4"}, {"b3/ipv6", "b3/ipv4"}}
-	after := [][]scenario.Addr{{"b1/ipv4", "b1/ipv6"}, before[1], before[2]}
-	r1, r2 := rhBuildRing(backends, before...), rhBuildRing(backends, after...)
-	lands := func(r ring.Ring, k string) int { return r.Lookup(ring.RequestHash(k)) }
-	km := mustKey(r1.KeyFor("k", func(k string) bool { return lands(r2, k) == 1 }, 0))
-	k2 := mustKey(r1.KeyFor("k", nil, 1))
-	k3 := mustKey(r1.KeyFor("k", nil, 2))
-	kn := mustKey(r2.KeyFor("k", func(k string) bool { return lands(r1, k) != 0 }, 0))
+	before, after, km, k2, k3, kn := reorderKeys()
 	version := func(list [][]scenario.Addr) xds.Resources {
 		var eps []xds.Endpoint
 		for _, ep := range list {
