@@ -50,7 +50,9 @@ func (sharerBuilder) ParseConfig(js json.RawMessage) (serviceconfig.LoadBalancin
 // sharerConfig names addresses the sharer leaves out of what it is given.
 type sharerConfig struct {
 	serviceconfig.LoadBalancingConfig
-	Skip []string `json:"skip"`
+	Skip   []string `json:"skip"`
+	Health bool     `json:"health"` // watch each READY subchannel's health
+	All    bool     `json:"all"`    // READY only when every subchannel is
 }
 
 func skip(addrs ...string) string {
@@ -59,24 +61,27 @@ func skip(addrs ...string) string {
 }
 func (sharerBuilder) OnClockSeam() {}
 func (b sharerBuilder) Build(cc balancer.ClientConn, _ balancer.BuildOptions) balancer.Balancer {
-	s := &sharer{cc: cc, subs: map[string]balancer.SubConn{}, state: map[string]connectivity.State{}, told: map[string][]string{}}
+	s := &sharer{cc: cc, subs: map[string]balancer.SubConn{}, state: map[string]connectivity.State{}, told: map[string][]string{}, healthTold: map[string][]string{}}
 	built[b.name] = append(built[b.name], s)
 	return s
 }
 
 type sharer struct {
-	cc     balancer.ClientConn
-	order  []string
-	subs   map[string]balancer.SubConn
-	state  map[string]connectivity.State
-	told   map[string][]string // the states each address's subchannel was reported in
-	closed bool
+	cc         balancer.ClientConn
+	order      []string
+	subs       map[string]balancer.SubConn
+	state      map[string]connectivity.State
+	told       map[string][]string // the states each address's subchannel was reported in
+	healthTold map[string][]string // the health reported for each address
+	health     bool
+	all        bool
+	closed     bool
 }
 
 func (s *sharer) UpdateClientConnState(ccs balancer.ClientConnState) error {
 	var skipped []string
 	if c, ok := ccs.BalancerConfig.(*sharerConfig); ok {
-		skipped = c.Skip
+		skipped, s.health, s.all = c.Skip, c.Health, c.All
 	}
 	var want []string
 	for _, e := range ccs.ResolverState.Endpoints {
@@ -118,10 +123,21 @@ func (s *sharer) onState(a string, st balancer.SubConnState) {
 	if st.ConnectivityState == connectivity.Idle {
 		s.subs[a].Connect()
 	}
+	if st.ConnectivityState == connectivity.Ready && s.health {
+		s.subs[a].RegisterHealthListener(func(h balancer.SubConnState) {
+			s.healthTold[a] = append(s.healthTold[a], h.ConnectivityState.String())
+		})
+	}
 	s.report()
 }
 
 func (s *sharer) report() {
+	for _, a := range s.order {
+		if s.all && s.state[a] != connectivity.Ready {
+			s.cc.UpdateState(balancer.State{ConnectivityState: connectivity.Connecting, Picker: pickOne{}})
+			return
+		}
+	}
 	for _, a := range s.order {
 		if s.state[a] == connectivity.Ready {
 			s.cc.UpdateState(balancer.State{ConnectivityState: connectivity.Ready, Picker: pickOne{s.subs[a]}})
@@ -154,8 +170,13 @@ func (p pickOne) Pick(balancer.PickInfo) (balancer.PickResult, error) {
 // run until its connections are up (those not dropped).
 func shareChannel(t *testing.T, drop []string, addrs ...string) *sim.Channel {
 	t.Helper()
+	return shareChannelWith(t, "", sim.Options{Seed: 1, NoHealthCheck: true}, drop, addrs...)
+}
+
+func shareChannelWith(t *testing.T, cfg string, opts sim.Options, drop []string, addrs ...string) *sim.Channel {
+	t.Helper()
 	built = map[string][]*sharer{}
-	w := lbtest.NewChannel(t, shareOld, "", sim.Options{Seed: 1, NoHealthCheck: true})
+	w := lbtest.NewChannel(t, shareOld, cfg, opts)
 	w.AddBackend("b1", lbtest.V4a)
 	w.AddBackend("b2", lbtest.V4b)
 	for _, a := range drop {
@@ -312,4 +333,30 @@ func TestShare_SamePolicyTwoSubchannels(t *testing.T) {
 	at := w.Now()
 	built[shareOld][0].cc.NewSubConn([]resolver.Address{{Addr: lbtest.V4a}}, balancer.NewSubConnOptions{})
 	lbtest.Eq(t, "subchannels created", since(w, at, trace.KindSubchannelNew), []string{lbtest.V4a + " sc2"})
+}
+
+// TestShare_HealthReachesBothUsers: L9, Swapping out balancer, with A61's
+// health watch: a policy joining a subchannel whose health the other
+// already watches is told the health last reported, with no second watch
+// of the channel's, and later reports reach both.
+func TestShare_HealthReachesBothUsers(t *testing.T) {
+	w := shareChannelWith(t, `{"health":true}`, sim.Options{Seed: 1}, nil, lbtest.V4a, lbtest.V4b)
+	w.SetFault(lbtest.V4b, sim.FaultDown) // the old policy stays READY on b1 alone
+	w.Advance(100 * time.Millisecond)
+	at := w.Now()
+	// The new policy waits for b2 too, so both run while b1's health changes.
+	if err := w.SetPolicy(shareNew, `{"health":true,"all":true}`); err != nil {
+		t.Fatal(err)
+	}
+	w.Advance(100 * time.Millisecond)
+	old, nb := built[shareOld][0], built[shareNew][0]
+	if old.closed {
+		t.Fatal("the new policy took over without b2")
+	}
+	lbtest.Eq(t, "the new policy's health of b1", nb.healthTold[lbtest.V4a], []string{"READY"})
+	lbtest.Eq(t, "health reports of the channel's since the switch", since(w, at, trace.KindSubchannelHealth), []string(nil))
+	w.SetHealth(lbtest.V4a, connectivity.TransientFailure)
+	w.Advance(100 * time.Millisecond)
+	lbtest.Eq(t, "the new policy's health of b1", nb.healthTold[lbtest.V4a], []string{"READY", "TRANSIENT_FAILURE"})
+	lbtest.Eq(t, "the old policy's health of b1", old.healthTold[lbtest.V4a], []string{"READY", "TRANSIENT_FAILURE"})
 }

@@ -311,8 +311,11 @@ func (u *subConn) RegisterHealthListener(l func(balancer.SubConnState)) {
 		gs.healthDue = append(gs.healthDue, func() {
 			gs.mu.Lock()
 			cur := u.health
+			if u.shut {
+				cur = nil
+			}
 			gs.mu.Unlock()
-			if cur != nil && !u.shut {
+			if cur != nil {
 				cur(h)
 			}
 		})

@@ -26,7 +26,11 @@ import (
 // fails, the channel stays READY; round_robin then takes over and spreads
 // the last RPCs over the three backends. A channel that drops pick_first at
 // once leaves the RPCs queued behind round_robin's CONNECTING until their
-// deadlines pass.
+// deadlines pass. A channel that carries pick_first's connection to b1 over
+// to round_robin (L9: existing connections are reused; the reference does,
+// and switch-reuse-connections judges it) has round_robin READY on b1 at
+// the switch, so round_robin serves on b1 alone until b2 and b3 connect;
+// the checks hold either way.
 //
 // Times are from the timeline's start t0: 0 for a service config from the
 // resolver; later through xDS, whose first resources take a few round
