@@ -44,33 +44,58 @@ func switchReuse() spec.Spec {
 		MustBuild()
 	return spec.Spec{
 		Doc: requirement.L9, Section: sectionSwap,
-		Scenario: s,
-		Checks: []spec.Check{{Requirement: "L9-SWITCH-REUSE-CONNECTIONS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-			held, addr, at, end := requireReuseJudgeable(g, tr)
-			syns := trace.Select(spec.Of(tr, trace.KindSYN), func(e trace.Event) bool { return e.Addr == addr && e.T >= at && e.T <= end })
-			closes := trace.Select(spec.Of(tr, trace.KindConnClose), func(e trace.Event) bool { return e.Addr == addr && e.T >= at && e.T < end })
-			g.Expect(len(syns)+len(closes)).To(gomega.BeZero(),
-				"round_robin should take over the connection to %s (%s) open before the switch at %s, neither opening another nor closing it before the run ends (%s); SYNs to it after the switch:%s\nthe client's closes of a connection to it:%s",
-				held, addr, trace.FormatT(at), trace.FormatT(end), spec.Render(syns), spec.Render(closes))
-		}}},
+		Scenario:  s,
+		Checks:    []spec.Check{reuse{ids: rpcIDs("u", reuseRPCs), tail: reuseTailAt, switchedAt: configAt}.check()},
 		Agreement: resultsAgreement(),
 	}
 }
 
-// requireReuseJudgeable states switchReuse's preconditions and returns the
-// backend pick_first served on, its address, when the client was given the
-// new config and when the run's last RPC ended (the client's channel
-// closes after it). The connection to the held backend was open before the
-// switch: a SYN to it answered, the channel READY, and every RPC sent
-// before the switch answered by it; the switch took effect: the RPCs sent
-// from reuseTailAt on were answered by all three backends, so round_robin
-// ran, and over the held backend too.
-func requireReuseJudgeable(g gomega.Gomega, tr *trace.Trace) (held, addr string, at, end time.Duration) {
+// configAt is when the client was given the new service config.
+func configAt(tr *trace.Trace) time.Duration {
 	cfg := spec.Of(tr, trace.KindConfigUpdate)
 	verdict.Require(len(cfg) > 0, "the trace shows no config-update: the client was never given round_robin")
-	at = cfg[0].T
+	return cfg[0].T
+}
+
+// reuse is the check of L9-SWITCH-REUSE-CONNECTIONS on a run where
+// pick_first serves on one of switchBackends, RPCs ids flow, the policy
+// becomes round_robin at switchedAt(tr) and the RPCs sent from tail on
+// judge round_robin; pre, if set, adds preconditions.
+type reuse struct {
+	ids        []string
+	tail       time.Duration
+	switchedAt func(*trace.Trace) time.Duration
+	pre        func(*trace.Trace)
+}
+
+// check: no SYN to the backend pick_first served on, and no close by the
+// client of its connection to it, from the switch to the run's end.
+func (r reuse) check() spec.Check {
+	return spec.Check{Requirement: "L9-SWITCH-REUSE-CONNECTIONS", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		if r.pre != nil {
+			r.pre(tr)
+		}
+		held, addr, at, end := r.requireJudgeable(g, tr)
+		syns := trace.Select(spec.Of(tr, trace.KindSYN), func(e trace.Event) bool { return e.Addr == addr && e.T >= at && e.T <= end })
+		closes := trace.Select(spec.Of(tr, trace.KindConnClose), func(e trace.Event) bool { return e.Addr == addr && e.T >= at && e.T < end })
+		g.Expect(len(syns)+len(closes)).To(gomega.BeZero(),
+			"round_robin should take over the connection to %s (%s) open before the switch at %s, neither opening another nor closing it before the run ends (%s); SYNs to it after the switch:%s\nthe client's closes of a connection to it:%s",
+			held, addr, trace.FormatT(at), trace.FormatT(end), spec.Render(syns), spec.Render(closes))
+	}}
+}
+
+// requireJudgeable states the check's preconditions and returns the
+// backend pick_first served on, its address, when the switch came and when
+// the run's last RPC ended (the client's channel closes after it). The
+// connection to the held backend was open before the switch: a SYN to it
+// answered, the channel READY, and every RPC sent before the switch
+// answered by it; the switch took effect: the RPCs sent from r.tail on were
+// answered by all three backends, so round_robin ran, and over the held
+// backend too.
+func (r reuse) requireJudgeable(g gomega.Gomega, tr *trace.Trace) (held, addr string, at, end time.Duration) {
+	at = r.switchedAt(tr)
 	var before []string
-	for _, id := range rpcIDs("u", reuseRPCs) {
+	for _, id := range r.ids {
 		r := spec.RPCResult(g, tr, id)
 		end = max(end, r.T)
 		if spec.RPCStart(g, tr, id) < at {
@@ -87,8 +112,8 @@ func requireReuseJudgeable(g gomega.Gomega, tr *trace.Trace) (held, addr string,
 	verdict.Require(opened, "no SYN to %s (%s) was answered before the switch at %s: there was no open connection to carry over", held, addr, trace.FormatT(at))
 	verdict.Require(stateAt(tr, at) == "READY", "the channel was %q, not READY, just before the switch at %s", stateAt(tr, at), trace.FormatT(at))
 	var after []string
-	for _, id := range rpcIDs("u", reuseRPCs) {
-		if spec.RPCStart(g, tr, id) >= reuseTailAt {
+	for _, id := range r.ids {
+		if spec.RPCStart(g, tr, id) >= r.tail {
 			if r := spec.RPCResult(g, tr, id); r.Code == "OK" && !slices.Contains(after, r.Backend) {
 				after = append(after, r.Backend)
 			}
@@ -97,6 +122,6 @@ func requireReuseJudgeable(g gomega.Gomega, tr *trace.Trace) (held, addr string,
 	slices.Sort(after)
 	verdict.Require(slices.Equal(after, switchBackends),
 		"the RPCs sent from %s on were answered by %v, not by all of %v: round_robin did not take over (over %s) in this run, so the switch says nothing",
-		trace.FormatT(reuseTailAt), after, switchBackends, held)
+		trace.FormatT(r.tail), after, switchBackends, held)
 	return held, addr, at, end
 }

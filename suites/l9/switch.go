@@ -115,16 +115,29 @@ func switchCDS() spec.Spec {
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(switchXDSResources(xds.PickFirst)))
 	s := t.timeline(b, scenario.ServeXDS(switchXDSResources(xds.RoundRobin))).MustBuild()
+	pre := func(tr *trace.Trace) {
+		spec.RequireXDSPickFirst(tr)
+		verdict.Require(spec.ACKed(tr, spec.TypeCDS, "2"), "the client did not ACK the Cluster naming round_robin (version 2): there was no switch to judge")
+	}
+	// The switch's xDS form carries pick_first's connection to b1 over too
+	// (switch-reuse-connections is the service config's form, without
+	// faults): a client that reopens it sends a SYN, dropped until 1.5 s.
+	carried := reuse{ids: rpcIDs("s", switchRPCs), tail: t.at(switchTailAt), switchedAt: cdsServedAt, pre: pre}
 	return spec.Spec{
 		Doc: requirement.L9, Section: sectionSwap,
-		Labels:   []string{spec.LabelXDS},
-		Scenario: s,
-		Checks: t.checks(func(tr *trace.Trace) {
-			spec.RequireXDSPickFirst(tr)
-			verdict.Require(spec.ACKed(tr, spec.TypeCDS, "2"), "the client did not ACK the Cluster naming round_robin (version 2): there was no switch to judge")
-		}),
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Checks:    append(t.checks(pre), carried.check()),
 		Agreement: resultsAgreement(),
 	}
+}
+
+// cdsServedAt is when the management server began serving the Cluster
+// naming round_robin (version 2): the client may act on it before it ACKs.
+func cdsServedAt(tr *trace.Trace) time.Duration {
+	at, ok := spec.XDSServedAt(tr, "2")
+	verdict.Require(ok, "the Cluster naming round_robin (version 2) was never served: there was no switch to judge")
+	return at
 }
 
 // checks are the switch specs' checks; pre, if set, adds preconditions.
