@@ -11,7 +11,11 @@
 // current child is READY; the first other report (READY, TRANSIENT_FAILURE,
 // IDLE), or the current child leaving READY, makes it current: its last
 // picker is installed and the old child is closed, which shuts down its
-// subchannels.
+// subchannels: those the new child does not use (subconn.go). The pending
+// child asking for a subchannel to addresses the current one has a
+// subchannel to is given that subchannel, connection and all, not a new
+// one (L9, Swapping out balancer: "For connections already exist, they will
+// be reused").
 package gracefulswitch
 
 import (
@@ -34,6 +38,12 @@ type Balancer struct {
 	current *child // nil before the first SwitchTo
 	pending *child // nil unless a switch is under way
 	closed  bool
+
+	// The subchannels the children share (subconn.go).
+	pool       []*shared
+	due        []*subConn // users with news not yet delivered
+	healthDue  []func()   // health news for users that joined a watch
+	delivering bool       // deliverDue runs
 }
 
 var _ balancer.Balancer = (*Balancer)(nil)
@@ -89,6 +99,8 @@ func (gs *Balancer) latestLocked() *child {
 // into the Balancer, SwitchTo included, are serialized by the caller, as
 // grpc-go's channel serializes calls into a balancer.
 func (gs *Balancer) SwitchTo(b balancer.Builder) {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	gs.mu.Lock()
 	if gs.closed {
 		gs.mu.Unlock()
@@ -128,6 +140,8 @@ func (gs *Balancer) latest() balancer.Balancer {
 
 // UpdateClientConnState goes to the latest child.
 func (gs *Balancer) UpdateClientConnState(s balancer.ClientConnState) error {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	b := gs.latest()
 	if b == nil {
 		return balancer.ErrBadResolverState
@@ -137,6 +151,8 @@ func (gs *Balancer) UpdateClientConnState(s balancer.ClientConnState) error {
 
 // ResolverError goes to the latest child.
 func (gs *Balancer) ResolverError(err error) {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	if b := gs.latest(); b != nil {
 		b.ResolverError(err)
 	}
@@ -146,6 +162,8 @@ func (gs *Balancer) ResolverError(err error) {
 // subchannels created with a StateListener; it goes to both children, each
 // of which ignores subchannels it did not create.
 func (gs *Balancer) UpdateSubConnState(sc balancer.SubConn, s balancer.SubConnState) {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	gs.mu.Lock()
 	var kids []balancer.Balancer
 	for _, c := range []*child{gs.current, gs.pending} {
@@ -161,6 +179,8 @@ func (gs *Balancer) UpdateSubConnState(sc balancer.SubConn, s balancer.SubConnSt
 
 // ExitIdle goes to the latest child.
 func (gs *Balancer) ExitIdle() {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	if b := gs.latest(); b != nil {
 		b.ExitIdle()
 	}
@@ -168,6 +188,8 @@ func (gs *Balancer) ExitIdle() {
 
 // Close closes both children.
 func (gs *Balancer) Close() {
+	gs.deliverDue()
+	defer gs.deliverDue()
 	gs.mu.Lock()
 	gs.closed = true
 	cur, pend := gs.current, gs.pending
@@ -190,6 +212,9 @@ func (c *child) UpdateState(s balancer.State) {
 	if gs.closed || (c != gs.current && c != gs.pending) {
 		gs.mu.Unlock()
 		return
+	}
+	if s.Picker != nil {
+		s.Picker = picker{s.Picker}
 	}
 	c.state, c.reported = s, true
 	var forward balancer.State

@@ -35,6 +35,7 @@ func Specs() []spec.Spec {
 		fullList(),
 		switchServiceConfig(),
 		switchCDS(),
+		switchReuse(),
 		queueUntilPicker(),
 		failFastInTF(),
 	}

@@ -26,7 +26,11 @@ import (
 // fails, the channel stays READY; round_robin then takes over and spreads
 // the last RPCs over the three backends. A channel that drops pick_first at
 // once leaves the RPCs queued behind round_robin's CONNECTING until their
-// deadlines pass.
+// deadlines pass. A channel that carries pick_first's connection to b1 over
+// to round_robin (L9: existing connections are reused; the reference does,
+// and switch-reuse-connections judges it) has round_robin READY on b1 at
+// the switch, so round_robin serves on b1 alone until b2 and b3 connect;
+// the checks hold either way.
 //
 // Times are from the timeline's start t0: 0 for a service config from the
 // resolver; later through xDS, whose first resources take a few round
@@ -111,16 +115,29 @@ func switchCDS() spec.Spec {
 		Env(scenario.EnvPickFirstLBConfig, "true").
 		At(0, scenario.ServeXDS(switchXDSResources(xds.PickFirst)))
 	s := t.timeline(b, scenario.ServeXDS(switchXDSResources(xds.RoundRobin))).MustBuild()
+	pre := func(tr *trace.Trace) {
+		spec.RequireXDSPickFirst(tr)
+		verdict.Require(spec.ACKed(tr, spec.TypeCDS, "2"), "the client did not ACK the Cluster naming round_robin (version 2): there was no switch to judge")
+	}
+	// The switch's xDS form carries pick_first's connection to b1 over too
+	// (switch-reuse-connections is the service config's form, without
+	// faults): a client that reopens it sends a SYN, dropped until 1.5 s.
+	carried := reuse{ids: rpcIDs("s", switchRPCs), tail: t.at(switchTailAt), switchedAt: cdsServedAt, pre: pre}
 	return spec.Spec{
 		Doc: requirement.L9, Section: sectionSwap,
-		Labels:   []string{spec.LabelXDS},
-		Scenario: s,
-		Checks: t.checks(func(tr *trace.Trace) {
-			spec.RequireXDSPickFirst(tr)
-			verdict.Require(spec.ACKed(tr, spec.TypeCDS, "2"), "the client did not ACK the Cluster naming round_robin (version 2): there was no switch to judge")
-		}),
+		Labels:    []string{spec.LabelXDS},
+		Scenario:  s,
+		Checks:    append(t.checks(pre), carried.check()),
 		Agreement: resultsAgreement(),
 	}
+}
+
+// cdsServedAt is when the management server began serving the Cluster
+// naming round_robin (version 2): the client may act on it before it ACKs.
+func cdsServedAt(tr *trace.Trace) time.Duration {
+	at, ok := spec.XDSServedAt(tr, "2")
+	verdict.Require(ok, "the Cluster naming round_robin (version 2) was never served: there was no switch to judge")
+	return at
 }
 
 // checks are the switch specs' checks; pre, if set, adds preconditions.
