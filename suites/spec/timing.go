@@ -124,6 +124,20 @@ func RequireSteadyMachine(tr *trace.Trace, from, to time.Duration, judged string
 // slack of its own states the same precondition over that interval: a
 // stall there is the lab's pace, not the client's.
 
+// ReactionWithin is the slack of a check on a reaction "at once" whose own
+// slack, in the lab, is lab: exact in the simulator; lab where a stall
+// watch shared the client's process (the precondition above covers what
+// its stalls add); at least LabTimerDriver for a client in a process of
+// its own whose stalls no watch sees, which delay its reactions as they
+// delay its timers (grpc-java, through its driver, asked for re-resolution
+// 23 ms after the event it answered with no stall seen by the lab).
+func ReactionWithin(tr *trace.Trace, lab time.Duration) time.Duration {
+	if tr.Header.Env[trace.EnvStallWatch] != trace.StallWatchClient {
+		lab = max(lab, LabTimerDriver)
+	}
+	return Within(tr, lab)
+}
+
 // stalledReason starts the reason of RequireSteadyMachine's inconclusive
 // verdict (Unsteady).
 const stalledReason = "the machine stalled"
