@@ -130,6 +130,31 @@ func TestTimerWithin_ByModeAndWatch(t *testing.T) {
 	}
 }
 
+// TestReactionWithin_ByModeAndWatch verifies the slack of a reaction at
+// once: exact in the simulator, the check's own where the stall watch
+// shared the client's process, at least LabTimerDriver where it did not or
+// the trace does not say.
+func TestReactionWithin_ByModeAndWatch(t *testing.T) {
+	driver := timerTrace(Lab)
+	driver.Header.Env[trace.EnvStallWatch] = trace.StallWatchHarness
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		lab  time.Duration
+		want time.Duration
+	}{
+		{"simulated", timerTrace(Sim), 10 * ms, 0},
+		{"lab, client in conform's process", timerTrace(Lab), 10 * ms, 10 * ms},
+		{"lab, client in a driver process", driver, 10 * ms, LabTimerDriver},
+		{"lab, a driver, a wider slack of its own", driver, 200 * ms, 200 * ms},
+		{"lab, no watch", &trace.Trace{Header: trace.Header{Mode: Lab}}, 10 * ms, LabTimerDriver},
+	} {
+		if got := ReactionWithin(c.tr, c.lab); got != c.want {
+			t.Errorf("%s: ReactionWithin(%v) = %v, want %v", c.name, c.lab, got, c.want)
+		}
+	}
+}
+
 // TestCheckAgreement_AStallLeavesItUnjudged verifies that a divergence in
 // time the lab's machine stalled before is ErrUnsteadyAgreement, and the
 // same divergence on a steady machine a disagreement.
