@@ -119,6 +119,60 @@ func RequireSteadyMachine(tr *trace.Trace, from, to time.Duration, judged string
 	}
 }
 
+// RequireSteadyForLeast states the precondition of a check that judges
+// only that the interval between a lab trace's events at from and to
+// lasted at least least ("not before": a backoff, a failover timer judged
+// from below). Less can make such a verdict wrong than a timer's value
+// (RequireSteadyMachine), and only the stalls that can are its
+// precondition:
+//   - a stall at its start (within LabTimer of from, or in its first
+//     steadySpan, or first half when shorter) may have put the event at
+//     from late after the client's clock started (the interval short: a
+//     false fail), or the client's clock late: inconclusive, as for
+//     RequireSteadyMachine;
+//   - a stall near its end (its last steadySpan, to LabTimer after to) can
+//     only have put the event at to late: it cannot make the interval
+//     short, so a fail stands whatever it was; it can make a short wait
+//     look long, so a pass stands only when that stall began LabTimer or
+//     more after from+least (the machine steady from the start until the
+//     bound was reached, when a client that had not acted had waited at
+//     least that long).
+//
+// As for RequireSteadyMachine, the middle of a long interval is not judged.
+func RequireSteadyForLeast(tr *trace.Trace, from, to, least time.Duration, judged string) {
+	if tr.Header.Mode != Lab {
+		return
+	}
+	span := min(steadySpan, (to-from)/2)
+	if s, ok := stallIn(tr, from-LabTimer, from+span); ok {
+		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its start: the lab cannot judge it to ±%v",
+			s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
+			trace.FormatT(from), trace.FormatT(to), LabTimer)
+	}
+	if to-from < least {
+		return // short: a stall near its end could only have lengthened it
+	}
+	for _, s := range Stalls(tr) {
+		if s.Duration >= StallLimit && s.T < to+LabTimer && s.T+s.Duration > max(to-steadySpan, from+span) && s.T < from+least+LabTimer {
+			verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its end and before it had lasted %v: the wait may have been shorter than it looks",
+				s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
+				trace.FormatT(from), trace.FormatT(to), least)
+		}
+	}
+}
+
+// stallIn is the longest stall of StallLimit or more that overlaps
+// [from, to].
+func stallIn(tr *trace.Trace, from, to time.Duration) (trace.Event, bool) {
+	var longest trace.Event
+	for _, s := range Stalls(tr) {
+		if s.Duration >= StallLimit && s.T < to && s.T+s.Duration > from && s.Duration > longest.Duration {
+			longest = s
+		}
+	}
+	return longest, longest.Duration > 0
+}
+
 // A check of a reaction "at once" (an RPC served or failed, a connection
 // asked for, an attempt after an update) that judges its interval with a
 // slack of its own states the same precondition over that interval: a

@@ -108,6 +108,42 @@ func TestRequireSteadyMachine_LongTimerOnlyItsEnds(t *testing.T) {
 	}
 }
 
+// TestRequireSteadyForLeast_OnlyWhatCanMakeItWrong verifies the
+// precondition of a check judged only from below (at least 785 ms between
+// attempts 1 s apart, or 600 ms apart): a stall at the start is
+// inconclusive; one near the end leaves a short interval to fail, and a
+// long one to pass when it began after the bound was reached, inconclusive
+// when before; one in the middle, or in the simulator, is nothing.
+func TestRequireSteadyForLeast_OnlyWhatCanMakeItWrong(t *testing.T) {
+	const least = 785 * ms
+	from := time.Second
+	for _, c := range []struct {
+		name  string
+		to    time.Duration
+		tr    *trace.Trace
+		want  verdict.Verdict
+		words string
+	}{
+		{"no stall", from + time.Second, timerTrace(Lab), verdict.Pass, ""},
+		{"a stall at the start", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 100*ms, 30 * ms}), verdict.Inconclusive, "inside the backoff judged (+1.000s to +2.000s), near its start"},
+		{"a stall just before the start", from + time.Second, timerTrace(Lab, [2]time.Duration{from - 20*ms, 12 * ms}), verdict.Inconclusive, "8.0ms before"},
+		{"a stall in the middle", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 400*ms, 100 * ms}), verdict.Pass, ""},
+		{"a stall at the end, after the bound", from + time.Second, timerTrace(Lab, [2]time.Duration{from + least + LabTimer, 30 * ms}), verdict.Pass, ""},
+		{"a stall at the end, before the bound", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 760*ms, 30 * ms}), verdict.Inconclusive, "before it had lasted 785ms"},
+		{"a stall just after the end, before the bound", from + 790*ms, timerTrace(Lab, [2]time.Duration{from + 795*ms, 30 * ms}), verdict.Inconclusive, "after the backoff"},
+		{"a short interval, a stall at its end", from + 600*ms, timerTrace(Lab, [2]time.Duration{from + 500*ms, 90 * ms}), verdict.Pass, ""},
+		{"the simulator", from + time.Second, timerTrace(Sim, [2]time.Duration{from + 100*ms, 30 * ms}), verdict.Pass, ""},
+	} {
+		ch := Check{Requirement: "X", Assert: func(gomega.Gomega, *trace.Trace) {
+			RequireSteadyForLeast(c.tr, from, c.to, least, "backoff")
+		}}
+		r := verdict.Evaluate(verdict.Subject{}, []Check{ch}, c.tr)[0]
+		if r.Verdict != c.want || !strings.Contains(r.Evidence, c.words) || Unsteady(r) != (c.want == verdict.Inconclusive) {
+			t.Errorf("%s: %s %q, want %s with %q", c.name, r.Verdict, r.Evidence, c.want, c.words)
+		}
+	}
+}
+
 // TestTimerWithin_ByModeAndWatch verifies the tolerance of a timer check:
 // exact in the simulator, LabTimer when the stall watch shared the client's
 // process, LabTimerDriver when it did not or the trace does not say.
