@@ -376,7 +376,7 @@ func ReResolvesPerRound(g gomega.Gomega, tr *trace.Trace, after time.Duration, n
 			quiet = append(quiet, t)
 		}
 	}
-	RequireRequestsAttributable(tr, quiet, ends, Within(tr, 10*time.Millisecond))
+	RequireRequestsAttributable(tr, quiet, ends, ReactionWithin(tr, 10*time.Millisecond))
 	rr := ReResolutions(tr)
 	last := tr.Events[len(tr.Events)-1].T
 	used := 0 // the requests already credited to a round
