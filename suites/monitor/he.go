@@ -320,9 +320,11 @@ func notFailed(tr *trace.Trace, tf passTF) []string {
 // HEPassEndReResolve: a first pass in which every address failed ends
 // with a re-resolution request: "At that point, we will request
 // re-resolution" (A61, Happy Eyeballs in the pick_first LB Policy). The
-// request answers the pass's end: it comes before the client's next
-// connection attempt (the next round), and within the slack of a reaction
-// at once (spec.ReactionWithin) of the end, the machine steady in between.
+// request answers the pass's end: it comes within the slack of a reaction
+// at once (spec.ReactionWithin) of the end, the machine steady in between,
+// and so before the client's next connection attempt (the next round; an
+// attempt within that slack of the end, to a subchannel whose backoff was
+// over, is "at that point" too, in either order).
 var HEPassEndReResolve = Monitor{
 	Name:        "he-pass-end-reresolve",
 	Requirement: "A61-HE-PASS-END-RERESOLVE",
@@ -351,7 +353,7 @@ var HEPassEndReResolve = Monitor{
 		spec.RequireRequestsAttributable(tr, quiet, []time.Duration{end}, slack)
 		rr := trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= p.from })
 		after := trace.Select(rr, func(e trace.Event) bool { return e.T >= end })
-		next, tried := spec.NextAttempt(tr.Events, end, p.addrs...)
+		next, tried := spec.NextAttempt(tr.Events, end+slack, p.addrs...)
 		b := breaches{rule: fmt.Sprintf("the first pass ended at %s with every address failed: re-resolution should be asked for then (within %v), before the next attempt", trace.FormatT(end), slack)}
 		switch {
 		case spec.HasPolicy(tr) && len(rr) > 0 && rr[0].T < end:

@@ -1,6 +1,8 @@
 package monitor
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +15,9 @@ import (
 // he-all-refused seen from outside, the channel's request moved. The
 // request answers the pass's end: 23 ms after it (grpc-java's, through its
 // driver) is at once for a driver whose process no stall watch shares
-// (spec.ReactionWithin), and late for a client the watch shares; after the
-// client's next attempt, or never, it fails whatever the process.
+// (spec.ReactionWithin), and late for a client the watch shares; after an
+// attempt made at once too it passes; after the client's next attempt, or
+// never, it fails whatever the process.
 func TestHEPassEndReResolve_AReactionNotAWindow(t *testing.T) {
 	g := golden(t, "a61/he-all-refused.lab.jsonl")
 	var end time.Duration
@@ -43,6 +46,11 @@ func TestHEPassEndReResolve_AReactionNotAWindow(t *testing.T) {
 		}
 		return &tr
 	}
+	// an attempt at the end of the pass too, before the request: a
+	// subchannel whose backoff was over, reconnected "at that point".
+	both := driver(5*time.Millisecond, trace.StallWatchClient)
+	both.Events = append(both.Events, trace.Event{T: end + time.Millisecond, Source: trace.SourceCapture, Kind: trace.KindSYN, Addr: "[fd00:c0f::b:1]:50051", Port: 40000, Backend: "b1"})
+	slices.SortStableFunc(both.Events, func(a, b trace.Event) int { return cmp.Compare(a.T, b.T) })
 	for _, c := range []struct {
 		name  string
 		tr    *trace.Trace
@@ -50,6 +58,7 @@ func TestHEPassEndReResolve_AReactionNotAWindow(t *testing.T) {
 		words string
 	}{
 		{"at once", driver(time.Millisecond, trace.StallWatchHarness), verdict.Pass, ""},
+		{"at once, after an attempt at once", both, verdict.Pass, ""},
 		{"23 ms, a driver no watch shares", driver(23*time.Millisecond, trace.StallWatchHarness), verdict.Pass, ""},
 		{"23 ms, a client the watch shares", driver(23*time.Millisecond, trace.StallWatchClient), verdict.Fail, "no request at the end of the pass"},
 		{"after the next attempt", driver(1100*time.Millisecond, trace.StallWatchHarness), verdict.Fail, "the client tried again before it asked"},
