@@ -92,16 +92,17 @@ func healthSentAt(g gomega.Gomega, tr *trace.Trace, addr, state string, n int) t
 
 // requireHeard states the precondition of a check on RPCs a health change
 // is to steer: each was sent after the backend had sent the client the
-// change at sent (health-sent), by more than the slack of a reaction at
-// once (spec.ReactionWithin), the machine steady in between. Otherwise the
-// client may not have heard of it yet, whatever it does with it.
+// change at sent (health-sent), with the slack of a reaction at once
+// (spec.ReactionWithin) between them on a steady machine
+// (spec.RequireSteadyFor). Otherwise the client may not have heard of it
+// yet, whatever it does with it.
 func requireHeard(g gomega.Gomega, tr *trace.Trace, sent time.Duration, change string, ids ...string) {
 	slack := spec.ReactionWithin(tr, 10*time.Millisecond)
 	for _, id := range ids {
 		start := spec.RPCStart(g, tr, id)
 		verdict.Require(start-sent > slack, "%s was sent at %s, %v after the backend sent the client %s (%s): the client may not have heard of it yet",
 			id, trace.FormatT(start), start-sent, change, trace.FormatT(sent))
-		spec.RequireSteadyMachine(tr, sent, start, "client hearing of "+change+" before "+id)
+		spec.RequireSteadyFor(tr, sent, start, slack, "client hearing of "+change+" before "+id)
 	}
 }
 

@@ -161,6 +161,38 @@ func RequireSteadyForLeast(tr *trace.Trace, from, to, least time.Duration, judge
 	}
 }
 
+// RequireSteadyFor states the precondition of a check that needs the
+// client to have had, between a lab trace's events at from and to, a
+// steady machine for d (a reaction at once given its time: a client
+// hearing of a change before it is judged on it): the stalls of StallLimit
+// or more, each widened by LabTimer (RequireSteadyMachine's margin), leave
+// a stretch of at least d of [from, to] clear. A stall in a longer
+// interval does not matter when the client had time enough besides it.
+// An interval shorter than d is the caller's to judge.
+func RequireSteadyFor(tr *trace.Trace, from, to, d time.Duration, judged string) {
+	if tr.Header.Mode != Lab {
+		return
+	}
+	var longest trace.Event
+	clear, at := time.Duration(0), from // the longest clear stretch so far; where the current one starts
+	for _, s := range Stalls(tr) {      // in time order
+		if s.Duration < StallLimit || s.T+s.Duration+LabTimer <= from || s.T-LabTimer >= to {
+			continue
+		}
+		if s.Duration > longest.Duration {
+			longest = s
+		}
+		clear = max(clear, s.T-LabTimer-at)
+		at = max(at, s.T+s.Duration+LabTimer)
+	}
+	clear = max(clear, to-at)
+	if clear < d && longest.Duration > 0 { // shorter than d with no stall: the caller's to judge
+		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s): no %v of it steady, the longest %v",
+			longest.Duration.Round(100*time.Microsecond), trace.FormatT(longest.T), where(longest, from, to), judged,
+			trace.FormatT(from), trace.FormatT(to), d, max(clear, 0).Round(100*time.Microsecond))
+	}
+}
+
 // stallIn is the longest stall of StallLimit or more that overlaps
 // [from, to].
 func stallIn(tr *trace.Trace, from, to time.Duration) (trace.Event, bool) {

@@ -144,6 +144,35 @@ func TestRequireSteadyForLeast_OnlyWhatCanMakeItWrong(t *testing.T) {
 	}
 }
 
+// TestRequireSteadyFor_TimeEnoughBesidesTheStalls verifies the precondition
+// of a client given 100 ms to react within 10 ms: stalls leaving a clear
+// stretch of 10 ms (each widened by LabTimer) do not matter; stalls that
+// leave none make it inconclusive; the simulator has none.
+func TestRequireSteadyFor_TimeEnoughBesidesTheStalls(t *testing.T) {
+	from, to := time.Second, 1100*ms
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		want verdict.Verdict
+	}{
+		{"no stall", timerTrace(Lab), verdict.Pass},
+		{"a 25 ms stall inside", timerTrace(Lab, [2]time.Duration{from + 5*ms, 25 * ms}), verdict.Pass},
+		{"two stalls leaving 12 ms between", timerTrace(Lab, [2]time.Duration{from, 30 * ms}, [2]time.Duration{from + 72*ms, 30 * ms}), verdict.Pass},
+		{"two stalls leaving 8 ms between", timerTrace(Lab, [2]time.Duration{from, 30 * ms}, [2]time.Duration{from + 68*ms, 30 * ms}), verdict.Inconclusive},
+		{"one stall over it all", timerTrace(Lab, [2]time.Duration{from - 5*ms, 100 * ms}), verdict.Inconclusive},
+		{"stalls short of the limit", timerTrace(Lab, [2]time.Duration{from, StallLimit - time.Microsecond}, [2]time.Duration{from + 20*ms, StallLimit - time.Microsecond}), verdict.Pass},
+		{"the simulator", timerTrace(Sim, [2]time.Duration{from - 5*ms, 100 * ms}), verdict.Pass},
+	} {
+		ch := Check{Requirement: "X", Assert: func(gomega.Gomega, *trace.Trace) {
+			RequireSteadyFor(c.tr, from, to, 10*ms, "reaction")
+		}}
+		r := verdict.Evaluate(verdict.Subject{}, []Check{ch}, c.tr)[0]
+		if r.Verdict != c.want || Unsteady(r) != (c.want == verdict.Inconclusive) {
+			t.Errorf("%s: %s %q, want %s", c.name, r.Verdict, r.Evidence, c.want)
+		}
+	}
+}
+
 // TestTimerWithin_ByModeAndWatch verifies the tolerance of a timer check:
 // exact in the simulator, LabTimer when the stall watch shared the client's
 // process, LabTimerDriver when it did not or the trace does not say.
