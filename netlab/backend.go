@@ -62,7 +62,9 @@ func newBackend(bc BackendConfig, index int, ns netns.NsHandle, addrs []netip.Ad
 		grpc.UnaryInterceptor(b.unaryInterceptor),
 		grpc.StreamInterceptor(b.streamInterceptor),
 	)
-	b.health = newHealthService()
+	b.health = newHealthService(func(k healthKey, peer netip.AddrPort, serving bool) {
+		b.rec.add(Event{T: b.rec.now(), Kind: EventHealthSent, Backend: b.name, Addr: k.addr, Peer: peer, Service: k.service, Serving: serving})
+	})
 	healthpb.RegisterHealthServer(b.srv, b.health)
 	b.srv.RegisterService(&nameService, b)
 	return b

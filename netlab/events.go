@@ -28,6 +28,7 @@ const (
 	EventBackendUp   EventKind = "backend-up"   // Backend listens again
 	EventStall       EventKind = "stall"        // the machine ran no ready thread from T for Late (Config.WatchStalls)
 	EventHealthSet   EventKind = "health-set"   // Addr's health service serves Serving for Service
+	EventHealthSent  EventKind = "health-sent"  // backend: Addr's health service sent Peer (watching) Serving for Service
 )
 
 // Event is one observation, T after the lab started, on the lab's monotonic
@@ -44,8 +45,8 @@ type Event struct {
 	Code       codes.Code // an RPC failed by FaultFailRPCs, or what that fault answers; OK otherwise
 	Retransmit bool
 	Late       time.Duration // a stall's length
-	Service    string        // EventHealthSet: the health service name ("" the overall health)
-	Serving    bool          // EventHealthSet: SERVING (true) or NOT_SERVING
+	Service    string        // EventHealthSet, EventHealthSent: the health service name ("" the overall health)
+	Serving    bool          // EventHealthSet, EventHealthSent: SERVING (true) or NOT_SERVING
 }
 
 func (e Event) String() string {
@@ -68,7 +69,7 @@ func (e Event) String() string {
 	if e.Kind == EventFaultSet {
 		s += " " + e.Fault.String()
 	}
-	if e.Kind == EventHealthSet {
+	if e.Kind == EventHealthSet || e.Kind == EventHealthSent {
 		st := "NOT_SERVING"
 		if e.Serving {
 			st = "SERVING"

@@ -24,6 +24,10 @@ type healthService struct {
 	mu      sync.Mutex
 	down    map[healthKey]bool // NOT_SERVING; absent: SERVING
 	changed chan struct{}      // closed and replaced on every change
+
+	// sent is told of each status a Watch sent, once the stream took it
+	// (the backend records it as EventHealthSent).
+	sent func(k healthKey, peer netip.AddrPort, serving bool)
 }
 
 // healthKey names one address's status for one service name.
@@ -32,8 +36,8 @@ type healthKey struct {
 	service string
 }
 
-func newHealthService() *healthService {
-	return &healthService{down: map[healthKey]bool{}, changed: make(chan struct{})}
+func newHealthService(sent func(k healthKey, peer netip.AddrPort, serving bool)) *healthService {
+	return &healthService{down: map[healthKey]bool{}, changed: make(chan struct{}), sent: sent}
 }
 
 // set makes addr serve st for service; watchers of it are told at once.
@@ -84,12 +88,17 @@ func (h *healthService) Check(ctx context.Context, req *healthpb.HealthCheckRequ
 
 // Watch sends the status at once, then each time it changes, until the
 // client cancels or the connection ends (A17, Watch-Based Health Checking
-// Protocol).
+// Protocol). Each status sent is told to h.sent once the stream has taken
+// it: from then the client can hear of it.
 func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream grpc.ServerStreamingServer[healthpb.HealthCheckResponse]) error {
 	ctx := stream.Context()
 	k, err := keyOf(ctx, req.GetService())
 	if err != nil {
 		return err
+	}
+	var from netip.AddrPort
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		from = addrPortOf(p.Addr)
 	}
 	var last healthpb.HealthCheckResponse_ServingStatus = -1
 	for {
@@ -97,6 +106,9 @@ func (h *healthService) Watch(req *healthpb.HealthCheckRequest, stream grpc.Serv
 		if st != last {
 			if err := stream.Send(&healthpb.HealthCheckResponse{Status: st}); err != nil {
 				return err
+			}
+			if h.sent != nil {
+				h.sent(k, from, st == healthpb.HealthCheckResponse_SERVING)
 			}
 			last = st
 		}

@@ -15,7 +15,12 @@ import (
 // once, while the IPv6 address and the other names stay SERVING, and that
 // the change is recorded as a health-set event.
 func TestLab_HealthPerAddressAndService(t *testing.T) {
-	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}}})
+	sent := make(chan Event, 16)
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1"}}, OnEvent: func(e Event) {
+		if e.Kind == EventHealthSent {
+			sent <- e
+		}
+	}})
 	addrs := l.Backend("b1").Addrs()
 	v4, v6 := addrs[0], addrs[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -26,11 +31,22 @@ func TestLab_HealthPerAddressAndService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// recv reads the next status the watch sends, and the backend's
+	// health-sent of it (recorded once the stream took it: it may come
+	// after the client read it).
 	recv := func(want healthpb.HealthCheckResponse_ServingStatus) {
 		t.Helper()
 		resp, err := watch.Recv()
 		if err != nil || resp.GetStatus() != want {
 			t.Fatalf("Watch(svc) on %s: %v, %v; want %v", v4, resp.GetStatus(), err, want)
+		}
+		select {
+		case e := <-sent:
+			if e.Addr != v4 || e.Service != "svc" || e.Serving != (want == healthpb.HealthCheckResponse_SERVING) || !e.Peer.IsValid() {
+				t.Errorf("health-sent %v, want %v for svc on %s to the client", e, want, v4)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no health-sent for the watch's %v", want)
 		}
 	}
 	recv(healthpb.HealthCheckResponse_SERVING) // every name is SERVING until set
@@ -60,6 +76,9 @@ func TestLab_HealthPerAddressAndService(t *testing.T) {
 	}
 	if len(sets) != 2 || sets[0].Addr != v4 || sets[0].Service != "svc" || sets[0].Serving || !sets[1].Serving {
 		t.Errorf("health-set events %v, want NOT_SERVING then SERVING for svc on %s", sets, v4)
+	}
+	if len(sent) != 0 {
+		t.Errorf("health-sent %v, sent to no watch", <-sent)
 	}
 	if err := l.SetHealth(netip.AddrPortFrom(v4.Addr(), 1), "", false); err == nil {
 		t.Error("SetHealth on an address no backend has: no error")

@@ -39,7 +39,7 @@ echo "C-core: about to fall over" >&2
 	} {
 		t.Run(name, func(t *testing.T) {
 			var pid int
-			p, err := startFake(lab, Command{Path: drivertest.Script(t, hello+c.exit)}, &pid)
+			p, err := startFake(lab, Command{Path: drivertest.Script(t, hello+c.exit)}, &pid, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

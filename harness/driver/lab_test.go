@@ -79,15 +79,21 @@ func TestStart_BrokenDrivers_ErrorWithStderrTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lab.Close()
-	for name, c := range map[string]struct{ script, want string }{
-		"crash":   {`echo "panic: boom in the driver" >&2; exit 2`, "exit status 2"},
-		"hang":    {`echo "waiting forever" >&2; exec sleep 3600`, "no reply within"},
-		"garbage": {`read cmd; echo "waiting forever" >&2; echo "this is not json"; exec sleep 3600`, "not the protocol"},
-		"bad-ev":  {`read cmd; echo "waiting forever" >&2; echo '{"ev":"teleport"}'; exec sleep 3600`, "unknown or incomplete event"},
+	// Only the driver that hangs waits for the command timeout, which is
+	// what it tests: it is short. The others answer (or die) at once and
+	// wait on that, the default timeout only a guard against a hang.
+	for name, c := range map[string]struct {
+		script, want string
+		timeout      time.Duration
+	}{
+		"crash":   {`echo "panic: boom in the driver" >&2; exit 2`, "exit status 2", 0},
+		"hang":    {`echo "waiting forever" >&2; exec sleep 3600`, "no reply within", 500 * time.Millisecond},
+		"garbage": {`read cmd; echo "waiting forever" >&2; echo "this is not json"; exec sleep 3600`, "not the protocol", 0},
+		"bad-ev":  {`read cmd; echo "waiting forever" >&2; echo '{"ev":"teleport"}'; exec sleep 3600`, "unknown or incomplete event", 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			var pid int
-			_, err := startFake(lab, Command{Path: drivertest.Script(t, c.script)}, &pid)
+			_, err := startFake(lab, Command{Path: drivertest.Script(t, c.script)}, &pid, c.timeout)
 			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "--- driver stderr (tail) ---\n") {
 				t.Fatalf("err = %v, want %q with the stderr tail", err, c.want)
 			}
@@ -101,10 +107,15 @@ func TestStart_BrokenDrivers_ErrorWithStderrTail(t *testing.T) {
 	}
 }
 
-// startFake starts a fake driver with a short command timeout and notes
-// its pid.
-func startFake(lab *netlab.Lab, c Command, pid *int) (*Process, error) {
-	p := newProcess(ProcessOptions{Now: lab.Now, Record: func(trace.Event) {}, CommandTimeout: 500 * time.Millisecond})
+// startFake starts a fake driver, says hello and notes its pid. timeout is
+// the command timeout: 0 for the default (10 s), a guard against a hang
+// for a driver that answers; a short one only where the test waits for it
+// to expire (a driver that never answers).
+func startFake(lab *netlab.Lab, c Command, pid *int, timeout time.Duration) (*Process, error) {
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	p := newProcess(ProcessOptions{Now: lab.Now, Record: func(trace.Event) {}, CommandTimeout: timeout})
 	if err := p.start(lab, c); err != nil {
 		return nil, err
 	}

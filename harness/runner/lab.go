@@ -329,7 +329,7 @@ func labBackends(s *scenario.Scenario) []netlab.BackendConfig {
 var labSources = map[netlab.EventKind]trace.Source{
 	netlab.EventSYN: trace.SourceCapture, netlab.EventSYNACK: trace.SourceCapture, netlab.EventRST: trace.SourceCapture,
 	netlab.EventAccept: trace.SourceBackend, netlab.EventPreface: trace.SourceBackend, netlab.EventRPC: trace.SourceBackend,
-	netlab.EventConnClose: trace.SourceBackend,
+	netlab.EventConnClose: trace.SourceBackend, netlab.EventHealthSent: trace.SourceBackend,
 }
 
 // fromLab turns a lab event into a trace event.
@@ -354,7 +354,7 @@ func fromLab(e netlab.Event) trace.Event {
 	if e.Kind == netlab.EventStall {
 		te.Duration = e.Late
 	}
-	if e.Kind == netlab.EventHealthSet {
+	if e.Kind == netlab.EventHealthSet || e.Kind == netlab.EventHealthSent {
 		// As the simulator records it: the state a health watch reports
 		// for the status served.
 		te.Service, te.State = e.Service, connectivity.TransientFailure.String()

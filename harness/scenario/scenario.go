@@ -446,7 +446,7 @@ func (c Cond) N() int {
 func EventKinds() []string {
 	return []string{
 		"syn", "syn-ack", "rst",
-		"accept", "preface", "rpc-served", "conn-close",
+		"accept", "preface", "rpc-served", "conn-close", "health-sent",
 		"subchannel-new", "subchannel-connect", "subchannel-state",
 		"subchannel-health", "subchannel-shutdown", "balancer-state",
 		"subchannel-addresses", "exit-idle", "config-update",

@@ -183,9 +183,14 @@ func (sc *subConn) deliverLocked(scs balancer.SubConnState) {
 	})
 }
 
-// sendHealthLocked queues a health update for the current listener.
+// sendHealthLocked queues a health update for the current listener, sent by
+// the address's health service now (recorded as health-sent, as the lab's
+// backends record what their Watch sends) when health checking is on.
 func (sc *subConn) sendHealthLocked(s connectivity.State) {
 	w, gen := sc.w, sc.health.gen
+	if !w.opts.NoHealthCheck {
+		w.recordLocked(trace.Event{Source: trace.SourceBackend, Kind: trace.KindHealthSent, Addr: sc.conn.addr, Service: w.opts.HealthService, State: s.String()})
+	}
 	w.ser.enqueue(func() {
 		w.mu.Lock()
 		if w.closed || sc.finished || sc.health.gen != gen || sc.conn == nil {

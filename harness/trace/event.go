@@ -39,6 +39,10 @@ const (
 	KindPreface   Kind = "preface"    // the HTTP/2 client preface arrived
 	KindRPCServed Kind = "rpc-served" // Backend served an RPC (Method) on Addr for Peer; Code when it failed it (fail_rpcs)
 	KindConnClose Kind = "conn-close" // Peer closed its connection to Backend on Addr (the backend did not)
+	// KindHealthSent: Addr's health service sent a client watching it
+	// (A17's Watch; Peer in the lab) the status a health watch reports as
+	// State, for Service: the client can hear of a health-set from here.
+	KindHealthSent Kind = "health-sent"
 )
 
 // Harness kinds: the stimuli.

@@ -10,7 +10,7 @@ var allSources = []Source{
 
 var allKinds = []Kind{
 	KindSYN, KindSYNACK, KindRST,
-	KindAccept, KindPreface, KindRPCServed, KindConnClose,
+	KindAccept, KindPreface, KindRPCServed, KindConnClose, KindHealthSent,
 	KindResolverUpdate, KindFaultSet, KindFaultClear, KindBackendDown, KindBackendUp,
 	KindRPCStart, KindResolverError, KindHealthSet, KindDNSQuery, KindExitIdle, KindConfigUpdate, KindNote, KindStall,
 	KindSubchannelNew, KindSubchannelConnect, KindSubchannelAddrs, KindSubchannelState,

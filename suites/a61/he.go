@@ -136,28 +136,38 @@ func heAllRefused() spec.Spec {
 					"after the first address failed and before the second did")
 			}},
 			{Requirement: "A61-HE-PASS-END-RERESOLVE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+				// "At that point, we will request re-resolution": the
+				// request answers the pass's end. It comes within the
+				// slack of a reaction at once (spec.ReactionWithin) of the
+				// end, the machine steady in between, and so before the
+				// client's next connection attempt (the next round, after
+				// a backoff; an attempt within that slack of the end, to a
+				// subchannel whose backoff was over, is "at that point"
+				// too, in either order).
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
+				slack := spec.ReactionWithin(tr, 10*time.Millisecond)
 				spec.RequireReResolutionVisible(tr)
 				// b1/ipv6's failure is in the middle of the pass, where
 				// pick_first asks for nothing.
-				spec.RequireRequestsAttributable(tr, []time.Duration{firstFailure(tr, spec.Addr(tr, "b1/ipv6"))}, []time.Duration{end}, spec.Within(tr, 10*time.Millisecond))
+				spec.RequireRequestsAttributable(tr, []time.Duration{firstFailure(tr, spec.Addr(tr, "b1/ipv6"))}, []time.Duration{end}, slack)
 				rr := spec.ReResolutions(tr)
 				g.Expect(rr).NotTo(gomega.BeEmpty(), "no re-resolution at all")
-				if !spec.HasPolicy(tr) {
-					// The channel's requests may include the subchannels'
-					// own (one per failure in grpc-go): the policy's is
-					// one of those at the end of the pass.
-					if after := trace.Select(rr, func(e trace.Event) bool { return e.T >= end }); len(after) > 0 {
-						spec.RequireSteadyMachine(tr, end, after[0].T, "re-resolution at the end of the pass")
-					}
-					atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= spec.Within(tr, 10*time.Millisecond) })
-					g.Expect(atEnd).NotTo(gomega.BeEmpty(), "re-resolution should come when the pass ends (%s); the channel's requests:%s", trace.FormatT(end), spec.Render(rr))
-					return
+				// The channel's requests may include the subchannels' own
+				// (one per failure in grpc-go): without the policy's
+				// events, the policy's is one of those at the end of the
+				// pass; with them, the first one comes no earlier.
+				if spec.HasPolicy(tr) {
+					g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
 				}
-				g.Expect(rr[0].T).To(gomega.BeNumerically(">=", end), "re-resolution before the pass ended")
-				spec.RequireSteadyMachine(tr, end, rr[0].T, "re-resolution at the end of the pass")
-				g.Expect(rr[0].T-end).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
-					"re-resolution should come when the pass ends")
+				after := trace.Select(rr, func(e trace.Event) bool { return e.T >= end })
+				g.Expect(after).NotTo(gomega.BeEmpty(), "no re-resolution after the pass ended (%s); the channel's requests:%s", trace.FormatT(end), spec.Render(rr))
+				if next, ok := spec.NextAttempt(tr.Events, end+slack, addrs(tr, "b1/ipv6", "b1/ipv4")...); ok {
+					g.Expect(after[0].T).To(gomega.BeNumerically("<", next.T),
+						"the pass ended at %s and the client tried again (%s) before asking for re-resolution (%s)", trace.FormatT(end), next, trace.FormatT(after[0].T))
+				}
+				spec.RequireSteadyMachine(tr, end, after[0].T, "re-resolution at the end of the pass")
+				g.Expect(after[0].T-end).To(gomega.BeNumerically("<=", slack),
+					"re-resolution should come when the pass ends (%s, within %v); the channel's requests:%s", trace.FormatT(end), slack, spec.Render(rr))
 			}},
 			{Requirement: "A61-HE-PASS-END-TF", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				g.Expect(tr).To(match.StayInTransientFailureUntilReady())

@@ -61,6 +61,51 @@ func healthSetAt(g gomega.Gomega, tr *trace.Trace, addr, state string) time.Dura
 	return 0
 }
 
+// heardAfter is how long after the backend sent a client a health change
+// (health-sent) the health specs send the RPCs that change is to steer:
+// far longer than a reaction at once (requireHeard), on a steady machine.
+const heardAfter = 100 * time.Millisecond
+
+// sentHealth is the condition "addr's health service sent the client, for
+// the n-th time, the status a health watch reports as state": the steps a
+// health change is to steer wait on it, not on the clock.
+func sentHealth(a scenario.Addr, state string, n int) scenario.Cond {
+	return scenario.On(string(trace.KindHealthSent)).WithAddr(a).WithState(state).Times(n)
+}
+
+// healthSentAt is when addr's health service sent the client, for the n-th
+// time, the status a health watch reports as state (health-sent, for
+// healthService). The check fails when it never did: the client did not
+// watch the health of its connection to addr, or not for long.
+func healthSentAt(g gomega.Gomega, tr *trace.Trace, addr, state string, n int) time.Duration {
+	k := 0
+	for _, e := range spec.Of(tr, trace.KindHealthSent) {
+		if e.Addr == addr && e.Service == healthService && e.State == state {
+			if k++; k == n {
+				return e.T
+			}
+		}
+	}
+	g.ExpectWithOffset(1, false).To(gomega.BeTrue(), "%s's health service never sent the client %s for the %d time (no health watch on its connection?)", addr, state, n)
+	return 0
+}
+
+// requireHeard states the precondition of a check on RPCs a health change
+// is to steer: each was sent after the backend had sent the client the
+// change at sent (health-sent), with the slack of a reaction at once
+// (spec.ReactionWithin) between them on a steady machine
+// (spec.RequireSteadyFor). Otherwise the client may not have heard of it
+// yet, whatever it does with it.
+func requireHeard(g gomega.Gomega, tr *trace.Trace, sent time.Duration, change string, ids ...string) {
+	slack := spec.ReactionWithin(tr, 10*time.Millisecond)
+	for _, id := range ids {
+		start := spec.RPCStart(g, tr, id)
+		verdict.Require(start-sent > slack, "%s was sent at %s, %v after the backend sent the client %s (%s): the client may not have heard of it yet",
+			id, trace.FormatT(start), start-sent, change, trace.FormatT(sent))
+		spec.RequireSteadyFor(tr, sent, start, slack, "client hearing of "+change+" before "+id)
+	}
+}
+
 // stateAt is the channel's state at t: the last of spec.ChannelStates
 // before t, or "" before the first.
 func stateAt(tr *trace.Trace, t time.Duration) string {
@@ -110,20 +155,21 @@ func lastResult(tr *trace.Trace) time.Duration {
 }
 
 // healthUnhealthyIsTF: round_robin over one endpoint, whose address serves
-// NOT_SERVING from 300 ms to 600 ms: round_robin's state is its one child's,
-// which is the chosen subchannel's health.
+// NOT_SERVING from 300 ms until r1 has its result: round_robin's state is
+// its one child's, which is the chosen subchannel's health. r1 and r2 are
+// sent heardAfter the backend sent the client each change.
 func healthUnhealthyIsTF() spec.Spec {
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionHealthWhy,
 		Scenario: scenario.New("health-unhealthy-is-tf").
-			Describe("round_robin, health checked; the client gets [b1/ipv4]; b1 is NOT_SERVING from 300 ms to 600 ms; r1 at 400 ms, r2 at 700 ms").
+			Describe("round_robin, health checked; the client gets [b1/ipv4]; b1 is NOT_SERVING from 300 ms until r1's result; r1 100 ms after b1 sent the client NOT_SERVING, r2 100 ms after it sent SERVING again").
 			Backend("b1", scenario.IPv4Only).
 			ServiceConfig(healthChecked("round_robin")).
 			At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 			At(300*time.Millisecond, notServing("b1/ipv4")).
-			At(400*time.Millisecond, scenario.RPC("r1")).
-			At(600*time.Millisecond, serving("b1/ipv4")).
-			At(700*time.Millisecond, scenario.RPC("r2")).
+			AfterDelay(sentHealth("b1/ipv4", "TRANSIENT_FAILURE", 1), heardAfter, scenario.RPC("r1")).
+			After(scenario.On("rpc-result").WithRPC("r1"), serving("b1/ipv4")).
+			AfterDelay(sentHealth("b1/ipv4", "READY", 2), heardAfter, scenario.RPC("r2")).
 			FinishAfterEveryRPC().
 			End(2 * time.Second).
 			MustBuild(),
@@ -134,6 +180,8 @@ func healthUnhealthyIsTF() spec.Spec {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				down, up := healthSetAt(g, tr, b1, "TRANSIENT_FAILURE"), healthSetAt(g, tr, b1, "READY")
 				verdict.Require(stateAt(tr, down) == "READY", "the channel was %q, not READY, when b1 turned NOT_SERVING at %s", stateAt(tr, down), trace.FormatT(down))
+				requireHeard(g, tr, healthSentAt(g, tr, b1, "TRANSIENT_FAILURE", 1), "b1's NOT_SERVING", "r1")
+				requireHeard(g, tr, healthSentAt(g, tr, b1, "READY", 2), "b1's SERVING again", "r2")
 				var during []string
 				for _, e := range spec.ChannelStates(tr) {
 					if e.T >= down && e.T < up {
@@ -164,20 +212,22 @@ func healthUnhealthyIsTF() spec.Spec {
 }
 
 // healthOneUnhealthy: round_robin over b1 and b2; b1 serves NOT_SERVING from
-// 300 ms to 600 ms. Its endpoint reports its chosen subchannel's health, so
-// round_robin sends the RPCs of that time to b2, and b1's connection, up all
-// along, serves again once b1 is healthy.
+// 300 ms until the RPCs of that time have their results. Its endpoint
+// reports its chosen subchannel's health, so round_robin sends those RPCs
+// to b2, and b1's connection, up all along, serves again once b1 is
+// healthy. The RPCs are sent heardAfter the backend sent the client each
+// change.
 func healthOneUnhealthy() spec.Spec {
 	b := scenario.New("health-one-unhealthy").
-		Describe("round_robin, health checked; the client gets [b1/ipv4], [b2/ipv4]; b1 is NOT_SERVING from 300 ms to 600 ms; RPCs a1-a4 at 200 ms, u1-u4 at 400 ms, s1-s4 at 700 ms").
+		Describe("round_robin, health checked; the client gets [b1/ipv4], [b2/ipv4]; b1 is NOT_SERVING from 300 ms until u1-u4's results; RPCs a1-a4 at 200 ms, u1-u4 100 ms after b1 sent the client NOT_SERVING, s1-s4 100 ms after it sent SERVING again").
 		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		ServiceConfig(healthChecked("round_robin")).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4")))
 	spec.SendRPCs(b, 200*time.Millisecond, spec.RPCIDs("a", 4))
 	b.At(300*time.Millisecond, notServing("b1/ipv4"))
-	spec.SendRPCs(b, 400*time.Millisecond, spec.RPCIDs("u", 4))
-	b.At(600*time.Millisecond, serving("b1/ipv4"))
-	spec.SendRPCs(b, 700*time.Millisecond, spec.RPCIDs("s", 4))
+	spec.SendRPCsAfter(b, sentHealth("b1/ipv4", "TRANSIENT_FAILURE", 1), heardAfter, spec.RPCIDs("u", 4))
+	b.After(scenario.On("rpc-result").Times(8), serving("b1/ipv4")) // a1-a4 and u1-u4
+	spec.SendRPCsAfter(b, sentHealth("b1/ipv4", "READY", 2), heardAfter, spec.RPCIDs("s", 4))
 	b.FinishAfterEveryRPC().End(6 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionHealth,
@@ -189,6 +239,8 @@ func healthOneUnhealthy() spec.Spec {
 			{Requirement: "A61-HEALTH-WATCH-CHOSEN", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				b1 := spec.Addr(tr, "b1/ipv4")
 				spec.RequireConnectedBefore(tr, healthSetAt(g, tr, b1, "TRANSIENT_FAILURE"), "b1", "b2")
+				requireHeard(g, tr, healthSentAt(g, tr, b1, "TRANSIENT_FAILURE", 1), "b1's NOT_SERVING", spec.RPCIDs("u", 4)...)
+				requireHeard(g, tr, healthSentAt(g, tr, b1, "READY", 2), "b1's SERVING again", spec.RPCIDs("s", 4)...)
 				g.Expect(spec.ServedByEach(g, tr, spec.RPCIDs("u", 4)...)).To(gomega.HaveEach("b2"), "the RPCs sent while b1 is unhealthy")
 				g.Expect(spec.ServedByEach(g, tr, spec.RPCIDs("s", 4)...)).To(gomega.ContainElement("b1"), "the RPCs sent once b1 is healthy again")
 			}},
@@ -228,18 +280,19 @@ func expectConnectionKept(g gomega.Gomega, tr *trace.Trace, addr string, ids []s
 // address serves NOT_SERVING from the start, its IPv6 address SERVING. b1's
 // pick_first connects to its first address, IPv4, and chooses it on its raw
 // READY: the endpoint then reports that subchannel's health, unhealthy, and
-// the healthy IPv6 address is never tried. From 500 ms b1/ipv4 is healthy
-// and serves.
+// the healthy IPv6 address is never tried. Once r1-r4 have their results
+// b1/ipv4 is healthy and serves. The RPCs are sent heardAfter the backend
+// sent the client b1/ipv4's health.
 func healthChosenAddress() spec.Spec {
 	b := scenario.New("health-chosen-address").
-		Describe("round_robin, health checked; the client gets [b1/ipv4, b1/ipv6], [b2/ipv4]; b1/ipv4 is NOT_SERVING until 500 ms, b1/ipv6 SERVING; RPCs r1-r4 at 300 ms, s1-s4 at 600 ms").
+		Describe("round_robin, health checked; the client gets [b1/ipv4, b1/ipv6], [b2/ipv4]; b1/ipv4 is NOT_SERVING until r1-r4's results, b1/ipv6 SERVING; RPCs r1-r4 100 ms after b1/ipv4 sent the client NOT_SERVING, s1-s4 100 ms after it sent SERVING").
 		Backend("b1", scenario.Dual).Backend("b2", scenario.IPv4Only).
 		ServiceConfig(healthChecked("round_robin")).
 		At(0, notServing("b1/ipv4")).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4", "b1/ipv6"), scenario.EP("b2/ipv4")))
-	spec.SendRPCs(b, 300*time.Millisecond, spec.RPCIDs("r", 4))
-	b.At(500*time.Millisecond, serving("b1/ipv4"))
-	spec.SendRPCs(b, 600*time.Millisecond, spec.RPCIDs("s", 4))
+	spec.SendRPCsAfter(b, sentHealth("b1/ipv4", "TRANSIENT_FAILURE", 1), heardAfter, spec.RPCIDs("r", 4))
+	b.After(scenario.On("rpc-result").Times(4), serving("b1/ipv4"))
+	spec.SendRPCsAfter(b, sentHealth("b1/ipv4", "READY", 1), heardAfter, spec.RPCIDs("s", 4))
 	b.FinishAfterEveryRPC().End(6 * time.Second)
 	return spec.Spec{
 		Doc: requirement.A61, Section: sectionHealth,
@@ -254,6 +307,8 @@ func healthChosenAddress() spec.Spec {
 				verdict.Require(slices.ContainsFunc(spec.Of(tr, trace.KindSYNACK), func(e trace.Event) bool { return e.Addr == v4 }),
 					"b1/ipv4 never accepted a connection: b1's pick_first chose no subchannel there")
 				g.Expect(spec.AttemptsTo(tr.Events, v6)).To(gomega.BeEmpty(), "b1/ipv6: pick_first had chosen b1/ipv4, connected; its health is reported, not acted on")
+				requireHeard(g, tr, healthSentAt(g, tr, v4, "TRANSIENT_FAILURE", 1), "b1/ipv4's NOT_SERVING", spec.RPCIDs("r", 4)...)
+				requireHeard(g, tr, healthSentAt(g, tr, v4, "READY", 1), "b1/ipv4's SERVING", spec.RPCIDs("s", 4)...)
 				g.Expect(spec.ServedByEach(g, tr, spec.RPCIDs("r", 4)...)).To(gomega.HaveEach("b2"), "the RPCs sent while b1's chosen address is unhealthy")
 				var b1 []string
 				for _, id := range spec.RPCIDs("s", 4) {

@@ -30,8 +30,8 @@ const (
 // labSlack is how far a lab time may stray from the simulated one, and
 // what a reaction "at once" may take in the lab: wall time, a real kernel
 // and a real channel. A backoff's wait is a timer's value and is judged
-// with spec.TimerWithin (the lab's measured jitter) where
-// spec.RequireSteadyMachine holds.
+// with spec.TimerWithin (the lab's measured jitter) from below only, where
+// spec.RequireSteadyForLeast holds.
 const labSlack = 50 * time.Millisecond
 
 // The connectivity states, as traces spell them.

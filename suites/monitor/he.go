@@ -318,11 +318,17 @@ func notFailed(tr *trace.Trace, tf passTF) []string {
 }
 
 // HEPassEndReResolve: a first pass in which every address failed ends
-// with a re-resolution request.
+// with a re-resolution request: "At that point, we will request
+// re-resolution" (A61, Happy Eyeballs in the pick_first LB Policy). The
+// request answers the pass's end: it comes within the slack of a reaction
+// at once (spec.ReactionWithin) of the end, the machine steady in between,
+// and so before the client's next connection attempt (the next round; an
+// attempt within that slack of the end, to a subchannel whose backoff was
+// over, is "at that point" too, in either order).
 var HEPassEndReResolve = Monitor{
 	Name:        "he-pass-end-reresolve",
 	Requirement: "A61-HE-PASS-END-RERESOLVE",
-	Invariant:   "when every address of pick_first's first pass has failed, pick_first asks for re-resolution then",
+	Invariant:   "when every address of pick_first's first pass has failed, pick_first asks for re-resolution then, before it tries again",
 	Needs:       []trace.Evidence{trace.EvidencePackets, trace.EvidenceResolver, trace.EvidenceConfig, trace.EvidenceChannelState},
 	Applies: func(tr *trace.Trace) string {
 		if why := pickFirstApplies(tr); why != "" {
@@ -335,7 +341,7 @@ var HEPassEndReResolve = Monitor{
 	},
 	Assert: func(g gomega.Gomega, tr *trace.Trace) {
 		end, _ := failedPassEnd(tr)
-		slack := spec.Within(tr, 10*time.Millisecond)
+		slack := spec.ReactionWithin(tr, 10*time.Millisecond)
 		spec.RequireReResolutionVisible(tr)
 		p, _ := passOf(tr)
 		var quiet []time.Duration
@@ -346,30 +352,24 @@ var HEPassEndReResolve = Monitor{
 		}
 		spec.RequireRequestsAttributable(tr, quiet, []time.Duration{end}, slack)
 		rr := trace.Select(spec.ReResolutions(tr), func(e trace.Event) bool { return e.T >= p.from })
-		b := breaches{rule: fmt.Sprintf("the first pass ended at %s with every address failed: re-resolution should be asked for then (within %v)", trace.FormatT(end), slack)}
-		atEnd := trace.Select(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= slack })
-		requireSteadyToFirstRequest(tr, rr, end)
+		after := trace.Select(rr, func(e trace.Event) bool { return e.T >= end })
+		next, tried := spec.NextAttempt(tr.Events, end+slack, p.addrs...)
+		b := breaches{rule: fmt.Sprintf("the first pass ended at %s with every address failed: re-resolution should be asked for then (within %v), before the next attempt", trace.FormatT(end), slack)}
 		switch {
-		case len(atEnd) == 0:
-			b.addEvents(rr, "no request at the end of the pass; the requests after the list arrived")
-		case spec.HasPolicy(tr) && rr[0].T < end:
+		case spec.HasPolicy(tr) && len(rr) > 0 && rr[0].T < end:
 			b.addEvents(rr[:1], "the policy asked before the pass ended")
+		case len(after) == 0:
+			b.addEvents(rr, "no request after the pass ended; the requests after the list arrived")
+		case tried && next.T <= after[0].T:
+			b.addEvents([]trace.Event{next, after[0]}, "the client tried again before it asked")
+		default:
+			spec.RequireSteadyMachine(tr, end, after[0].T, "re-resolution at the end of the pass")
+			if after[0].T-end > slack {
+				b.addEvents(rr, "no request at the end of the pass; the requests after the list arrived")
+			}
 		}
 		b.judge(g)
 	},
-}
-
-// requireSteadyToFirstRequest states that the machine was steady from the
-// end of the pass to the first re-resolution request after it
-// (spec.RequireSteadyMachine): a request a stall held up, in the client's
-// process or a driver's, came late for the lab, not for the client.
-func requireSteadyToFirstRequest(tr *trace.Trace, rr []trace.Event, end time.Duration) {
-	for _, e := range rr {
-		if e.T >= end {
-			spec.RequireSteadyMachine(tr, end, e.T, "re-resolution at the end of the pass")
-			return
-		}
-	}
 }
 
 // firstFailure is the first failure of an attempt to addr at or after

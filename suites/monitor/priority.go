@@ -55,7 +55,7 @@ var FailoverNotBeforeTimer = Monitor{
 				continue
 			}
 			s.try(func() {
-				spec.RequireSteadyMachine(tr, from.T, started.T, cs.names[k-1]+"'s 10 s failover timer")
+				spec.RequireSteadyForLeast(tr, from.T, started.T, failoverTimeout-tol, cs.names[k-1]+"'s 10 s failover timer")
 			}, func() {
 				if started.T-from.T < failoverTimeout-tol {
 					b.addEvents([]trace.Event{from, started}, "%s started %v after %s began connecting, which had not failed",

@@ -184,7 +184,7 @@ var StickyTFBackoff = Monitor{
 		for _, pair := range reconnectionsInTF(tr) {
 			before, again := pair[0], pair[1]
 			s.try(func() {
-				spec.RequireSteadyMachine(tr, before.T, again.T, "backoff between two attempts to "+again.Addr)
+				spec.RequireSteadyForLeast(tr, before.T, again.T, minFirstBackoff-tol, "backoff between two attempts to "+again.Addr)
 			}, func() {
 				if again.T-before.T < minFirstBackoff-tol {
 					b.addEvents(pair[:], "%s was attempted again %v after the attempt before", again.Addr, (again.T - before.T).Round(time.Millisecond))

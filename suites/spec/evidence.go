@@ -93,6 +93,17 @@ func AttemptsTo(evs []trace.Event, addr string) []trace.Event {
 	return trace.Select(Attempts(evs), func(e trace.Event) bool { return e.Addr == addr })
 }
 
+// NextAttempt is the first connection attempt among evs after t to one of
+// addrs (to any address when addrs is empty), or false.
+func NextAttempt(evs []trace.Event, t time.Duration, addrs ...string) (trace.Event, bool) {
+	for _, e := range Attempts(evs) {
+		if e.T > t && (len(addrs) == 0 || slices.Contains(addrs, e.Addr)) {
+			return e, true
+		}
+	}
+	return trace.Event{}, false
+}
+
 // Refusals are the times the connection attempts to addr were refused, as
 // the capture saw them (an RST answering a SYN). An attempt that hangs
 // (dropped SYNs) is not seen to fail before its deadline.
@@ -365,7 +376,7 @@ func ReResolvesPerRound(g gomega.Gomega, tr *trace.Trace, after time.Duration, n
 			quiet = append(quiet, t)
 		}
 	}
-	RequireRequestsAttributable(tr, quiet, ends, Within(tr, 10*time.Millisecond))
+	RequireRequestsAttributable(tr, quiet, ends, ReactionWithin(tr, 10*time.Millisecond))
 	rr := ReResolutions(tr)
 	last := tr.Events[len(tr.Events)-1].T
 	used := 0 // the requests already credited to a round

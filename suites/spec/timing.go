@@ -119,10 +119,110 @@ func RequireSteadyMachine(tr *trace.Trace, from, to time.Duration, judged string
 	}
 }
 
+// RequireSteadyForLeast states the precondition of a check that judges
+// only that the interval between a lab trace's events at from and to
+// lasted at least least ("not before": a backoff, a failover timer judged
+// from below). Less can make such a verdict wrong than a timer's value
+// (RequireSteadyMachine), and only the stalls that can are its
+// precondition:
+//   - a stall at its start (within LabTimer of from, or in its first
+//     steadySpan, or first half when shorter) may have put the event at
+//     from late after the client's clock started (the interval short: a
+//     false fail), or the client's clock late: inconclusive, as for
+//     RequireSteadyMachine;
+//   - a stall near its end (its last steadySpan, to LabTimer after to) can
+//     only have put the event at to late: it cannot make the interval
+//     short, so a fail stands whatever it was; it can make a short wait
+//     look long, so a pass stands only when that stall began LabTimer or
+//     more after from+least (the machine steady from the start until the
+//     bound was reached, when a client that had not acted had waited at
+//     least that long).
+//
+// As for RequireSteadyMachine, the middle of a long interval is not judged.
+func RequireSteadyForLeast(tr *trace.Trace, from, to, least time.Duration, judged string) {
+	if tr.Header.Mode != Lab {
+		return
+	}
+	span := min(steadySpan, (to-from)/2)
+	if s, ok := stallIn(tr, from-LabTimer, from+span); ok {
+		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its start: the lab cannot judge it to ±%v",
+			s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
+			trace.FormatT(from), trace.FormatT(to), LabTimer)
+	}
+	if to-from < least {
+		return // short: a stall near its end could only have lengthened it
+	}
+	for _, s := range Stalls(tr) {
+		if s.Duration >= StallLimit && s.T < to+LabTimer && s.T+s.Duration > max(to-steadySpan, from+span) && s.T < from+least+LabTimer {
+			verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its end and before it had lasted %v: the wait may have been shorter than it looks",
+				s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
+				trace.FormatT(from), trace.FormatT(to), least)
+		}
+	}
+}
+
+// RequireSteadyFor states the precondition of a check that needs the
+// client to have had, between a lab trace's events at from and to, a
+// steady machine for d (a reaction at once given its time: a client
+// hearing of a change before it is judged on it): the stalls of StallLimit
+// or more, each widened by LabTimer (RequireSteadyMachine's margin), leave
+// a stretch of at least d of [from, to] clear. A stall in a longer
+// interval does not matter when the client had time enough besides it.
+// An interval shorter than d is the caller's to judge.
+func RequireSteadyFor(tr *trace.Trace, from, to, d time.Duration, judged string) {
+	if tr.Header.Mode != Lab {
+		return
+	}
+	var longest trace.Event
+	clear, at := time.Duration(0), from // the longest clear stretch so far; where the current one starts
+	for _, s := range Stalls(tr) {      // in time order
+		if s.Duration < StallLimit || s.T+s.Duration+LabTimer <= from || s.T-LabTimer >= to {
+			continue
+		}
+		if s.Duration > longest.Duration {
+			longest = s
+		}
+		clear = max(clear, s.T-LabTimer-at)
+		at = max(at, s.T+s.Duration+LabTimer)
+	}
+	clear = max(clear, to-at)
+	if clear < d && longest.Duration > 0 { // shorter than d with no stall: the caller's to judge
+		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s): no %v of it steady, the longest %v",
+			longest.Duration.Round(100*time.Microsecond), trace.FormatT(longest.T), where(longest, from, to), judged,
+			trace.FormatT(from), trace.FormatT(to), d, max(clear, 0).Round(100*time.Microsecond))
+	}
+}
+
+// stallIn is the longest stall of StallLimit or more that overlaps
+// [from, to].
+func stallIn(tr *trace.Trace, from, to time.Duration) (trace.Event, bool) {
+	var longest trace.Event
+	for _, s := range Stalls(tr) {
+		if s.Duration >= StallLimit && s.T < to && s.T+s.Duration > from && s.Duration > longest.Duration {
+			longest = s
+		}
+	}
+	return longest, longest.Duration > 0
+}
+
 // A check of a reaction "at once" (an RPC served or failed, a connection
 // asked for, an attempt after an update) that judges its interval with a
 // slack of its own states the same precondition over that interval: a
 // stall there is the lab's pace, not the client's.
+
+// ReactionWithin is the slack of a check on a reaction "at once" whose own
+// slack, in the lab, is lab: exact in the simulator; lab where a stall
+// watch shared the client's process (the precondition above covers what
+// its stalls add); at least LabTimerDriver for a client in a process of
+// its own whose stalls no watch sees, which delay its reactions as they
+// delay its timers (grpc-java, through its driver, asked for re-resolution
+// 23 ms after the event it answered with no stall seen by the lab).
+func ReactionWithin(tr *trace.Trace, lab time.Duration) time.Duration {
+	if tr.Header.Env[trace.EnvStallWatch] != trace.StallWatchClient {
+		lab = max(lab, LabTimerDriver)
+	}
+	return Within(tr, lab)
+}
 
 // stalledReason starts the reason of RequireSteadyMachine's inconclusive
 // verdict (Unsteady).

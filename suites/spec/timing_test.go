@@ -108,6 +108,71 @@ func TestRequireSteadyMachine_LongTimerOnlyItsEnds(t *testing.T) {
 	}
 }
 
+// TestRequireSteadyForLeast_OnlyWhatCanMakeItWrong verifies the
+// precondition of a check judged only from below (at least 785 ms between
+// attempts 1 s apart, or 600 ms apart): a stall at the start is
+// inconclusive; one near the end leaves a short interval to fail, and a
+// long one to pass when it began after the bound was reached, inconclusive
+// when before; one in the middle, or in the simulator, is nothing.
+func TestRequireSteadyForLeast_OnlyWhatCanMakeItWrong(t *testing.T) {
+	const least = 785 * ms
+	from := time.Second
+	for _, c := range []struct {
+		name  string
+		to    time.Duration
+		tr    *trace.Trace
+		want  verdict.Verdict
+		words string
+	}{
+		{"no stall", from + time.Second, timerTrace(Lab), verdict.Pass, ""},
+		{"a stall at the start", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 100*ms, 30 * ms}), verdict.Inconclusive, "inside the backoff judged (+1.000s to +2.000s), near its start"},
+		{"a stall just before the start", from + time.Second, timerTrace(Lab, [2]time.Duration{from - 20*ms, 12 * ms}), verdict.Inconclusive, "8.0ms before"},
+		{"a stall in the middle", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 400*ms, 100 * ms}), verdict.Pass, ""},
+		{"a stall at the end, after the bound", from + time.Second, timerTrace(Lab, [2]time.Duration{from + least + LabTimer, 30 * ms}), verdict.Pass, ""},
+		{"a stall at the end, before the bound", from + time.Second, timerTrace(Lab, [2]time.Duration{from + 760*ms, 30 * ms}), verdict.Inconclusive, "before it had lasted 785ms"},
+		{"a stall just after the end, before the bound", from + 790*ms, timerTrace(Lab, [2]time.Duration{from + 795*ms, 30 * ms}), verdict.Inconclusive, "after the backoff"},
+		{"a short interval, a stall at its end", from + 600*ms, timerTrace(Lab, [2]time.Duration{from + 500*ms, 90 * ms}), verdict.Pass, ""},
+		{"the simulator", from + time.Second, timerTrace(Sim, [2]time.Duration{from + 100*ms, 30 * ms}), verdict.Pass, ""},
+	} {
+		ch := Check{Requirement: "X", Assert: func(gomega.Gomega, *trace.Trace) {
+			RequireSteadyForLeast(c.tr, from, c.to, least, "backoff")
+		}}
+		r := verdict.Evaluate(verdict.Subject{}, []Check{ch}, c.tr)[0]
+		if r.Verdict != c.want || !strings.Contains(r.Evidence, c.words) || Unsteady(r) != (c.want == verdict.Inconclusive) {
+			t.Errorf("%s: %s %q, want %s with %q", c.name, r.Verdict, r.Evidence, c.want, c.words)
+		}
+	}
+}
+
+// TestRequireSteadyFor_TimeEnoughBesidesTheStalls verifies the precondition
+// of a client given 100 ms to react within 10 ms: stalls leaving a clear
+// stretch of 10 ms (each widened by LabTimer) do not matter; stalls that
+// leave none make it inconclusive; the simulator has none.
+func TestRequireSteadyFor_TimeEnoughBesidesTheStalls(t *testing.T) {
+	from, to := time.Second, 1100*ms
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		want verdict.Verdict
+	}{
+		{"no stall", timerTrace(Lab), verdict.Pass},
+		{"a 25 ms stall inside", timerTrace(Lab, [2]time.Duration{from + 5*ms, 25 * ms}), verdict.Pass},
+		{"two stalls leaving 12 ms between", timerTrace(Lab, [2]time.Duration{from, 30 * ms}, [2]time.Duration{from + 72*ms, 30 * ms}), verdict.Pass},
+		{"two stalls leaving 8 ms between", timerTrace(Lab, [2]time.Duration{from, 30 * ms}, [2]time.Duration{from + 68*ms, 30 * ms}), verdict.Inconclusive},
+		{"one stall over it all", timerTrace(Lab, [2]time.Duration{from - 5*ms, 100 * ms}), verdict.Inconclusive},
+		{"stalls short of the limit", timerTrace(Lab, [2]time.Duration{from, StallLimit - time.Microsecond}, [2]time.Duration{from + 20*ms, StallLimit - time.Microsecond}), verdict.Pass},
+		{"the simulator", timerTrace(Sim, [2]time.Duration{from - 5*ms, 100 * ms}), verdict.Pass},
+	} {
+		ch := Check{Requirement: "X", Assert: func(gomega.Gomega, *trace.Trace) {
+			RequireSteadyFor(c.tr, from, to, 10*ms, "reaction")
+		}}
+		r := verdict.Evaluate(verdict.Subject{}, []Check{ch}, c.tr)[0]
+		if r.Verdict != c.want || Unsteady(r) != (c.want == verdict.Inconclusive) {
+			t.Errorf("%s: %s %q, want %s", c.name, r.Verdict, r.Evidence, c.want)
+		}
+	}
+}
+
 // TestTimerWithin_ByModeAndWatch verifies the tolerance of a timer check:
 // exact in the simulator, LabTimer when the stall watch shared the client's
 // process, LabTimerDriver when it did not or the trace does not say.
@@ -126,6 +191,31 @@ func TestTimerWithin_ByModeAndWatch(t *testing.T) {
 	} {
 		if got := TimerWithin(c.tr); got != c.want {
 			t.Errorf("%s: TimerWithin = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestReactionWithin_ByModeAndWatch verifies the slack of a reaction at
+// once: exact in the simulator, the check's own where the stall watch
+// shared the client's process, at least LabTimerDriver where it did not or
+// the trace does not say.
+func TestReactionWithin_ByModeAndWatch(t *testing.T) {
+	driver := timerTrace(Lab)
+	driver.Header.Env[trace.EnvStallWatch] = trace.StallWatchHarness
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		lab  time.Duration
+		want time.Duration
+	}{
+		{"simulated", timerTrace(Sim), 10 * ms, 0},
+		{"lab, client in conform's process", timerTrace(Lab), 10 * ms, 10 * ms},
+		{"lab, client in a driver process", driver, 10 * ms, LabTimerDriver},
+		{"lab, a driver, a wider slack of its own", driver, 200 * ms, 200 * ms},
+		{"lab, no watch", &trace.Trace{Header: trace.Header{Mode: Lab}}, 10 * ms, LabTimerDriver},
+	} {
+		if got := ReactionWithin(c.tr, c.lab); got != c.want {
+			t.Errorf("%s: ReactionWithin(%v) = %v, want %v", c.name, c.lab, got, c.want)
 		}
 	}
 }
