@@ -81,6 +81,9 @@ func (l *Lab) startCapture() error {
 var packetEvents = map[capture.Kind]EventKind{capture.SYN: EventSYN, capture.SYNACK: EventSYNACK, capture.RST: EventRST}
 
 func (l *Lab) recordPacket(p capture.Packet) {
+	if p.Kind == capture.RST && !p.Refusal {
+		return // an abort of an established connection, not an attempt's fate (EventRST)
+	}
 	e := Event{T: l.rec.fromKernel(p.Kernel), Kind: packetEvents[p.Kind], Addr: p.Dst, Peer: p.Src, Retransmit: p.Retransmit}
 	if _, fromBackend := l.byAddr[p.Src]; fromBackend { // SYN-ACKs, and RSTs but a client's own
 		e.Addr, e.Peer = p.Src, p.Dst

@@ -37,7 +37,7 @@ func (t *tracker) apply(p Packet) Packet {
 	case SYNACK:
 		t.answer(conn{client: p.Dst, server: p.Src}, Established, p.Kernel)
 	case RST:
-		t.answer(conn{client: p.Dst, server: p.Src}, Reset, p.Kernel)
+		p.Refusal = t.answer(conn{client: p.Dst, server: p.Src}, Reset, p.Kernel)
 	}
 	return p
 }
@@ -63,17 +63,19 @@ func (t *tracker) syn(p Packet) Packet {
 }
 
 // answer ends the open attempt on key with outcome, unless the answer came
-// after the deadline had already made it Unanswered.
-func (t *tracker) answer(key conn, outcome Outcome, at time.Time) {
+// after the deadline had already made it Unanswered, and reports whether it
+// ended one.
+func (t *tracker) answer(key conn, outcome Outcome, at time.Time) bool {
 	o, ok := t.open[key]
 	if !ok {
-		return
+		return false
 	}
 	if o.expired && t.late(t.attempts[o.index], at) {
 		delete(t.open, key)
-		return
+		return false
 	}
 	t.settle(key, outcome, at)
+	return true
 }
 
 // settle gives the open attempt on key its outcome and closes it.

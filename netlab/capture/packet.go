@@ -42,6 +42,10 @@ type Packet struct {
 	// Retransmit marks a SYN that repeats an earlier SYN of the same
 	// attempt: same addresses, same initial sequence number, no answer yet.
 	Retransmit bool
+	// Refusal marks an RST that answered an attempt still waiting for its
+	// answer: the server refused the SYN. An RST that aborts an established
+	// connection, or one the client sent, is not a refusal.
+	Refusal bool
 }
 
 // Outcome is the fate of a connection attempt.

@@ -136,6 +136,14 @@ func (r *reader) isCopy(f *frame, pk packet, kind capture.Kind) bool {
 // belongs to; and opens or updates the connection's byte streams.
 func (r *reader) control(f *frame, pk packet, kind capture.Kind, key connKey) {
 	p := r.attempts.Apply(capture.Packet{Kernel: f.at, Kind: kind, Src: pk.src, Dst: pk.dst, Seq: pk.tcp.Seq})
+	if kind == capture.RST {
+		if c := r.conns[key]; c != nil {
+			c.reset(r, f)
+		}
+		if !p.Refusal {
+			return // an abort of an established connection: no attempt's fate (trace.KindRST)
+		}
+	}
 	r.emit(f.at, trace.Event{Source: trace.SourceCapture, Kind: eventKinds[kind], Addr: key.server.String(),
 		Port: int(key.client.Port()), Peer: key.client.String(), Retransmit: p.Retransmit})
 	switch kind {
@@ -148,10 +156,6 @@ func (r *reader) control(f *frame, pk packet, kind capture.Kind, key connKey) {
 	case capture.SYNACK:
 		if c := r.conns[key]; c != nil {
 			c.down.start(pk.tcp.Seq)
-		}
-	case capture.RST:
-		if c := r.conns[key]; c != nil {
-			c.reset(r, f)
 		}
 	}
 }
