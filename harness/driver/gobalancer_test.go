@@ -1,0 +1,184 @@
+package driver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// exampleBalancer is the worked example's module directory.
+func exampleBalancer(t *testing.T) string {
+	t.Helper()
+	src := FindSource()
+	if src == "" {
+		t.Skip("driver: not inside conform's checkout, which holds examples/acme-pickfirst")
+	}
+	return filepath.Join(src, "examples", "acme-pickfirst")
+}
+
+// copyDir copies the files (not subdirectories) of src into a new
+// temporary directory.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestGoBalancerKey_ByVersionAndContent verifies the cache keys of a
+// user's balancer build: a module version keys by that version, a
+// directory by its content, so that an edit is a new build and an
+// unchanged directory, wherever it is, is not.
+func TestGoBalancerKey_ByVersionAndContent(t *testing.T) {
+	_, k1, _, err := balancerBuildKey(Release{Name: GoBalancer, Module: "example.com/acme", Version: "v1.2.3"})
+	if err != nil || !strings.HasPrefix(k1, "example.com-acme@v1.2.3-") {
+		t.Errorf("key of example.com/acme@v1.2.3 = %q, %v; want it to start with the module and its version", k1, err)
+	}
+	dir := copyDir(t, exampleBalancer(t))
+	key := func() string {
+		t.Helper()
+		mod, k, replace, err := balancerBuildKey(Release{Name: GoBalancer, Module: dir})
+		if err != nil || mod != "example.com/acme-pickfirst" || replace != dir {
+			t.Fatalf("balancerBuildKey(%s) = %q, %q, %q, %v", dir, mod, k, replace, err)
+		}
+		return k
+	}
+	before := key()
+	if again := key(); again != before {
+		t.Errorf("an unchanged directory's key changed: %s, then %s", before, again)
+	}
+	if other := copyDir(t, dir); func() string {
+		_, k, _, _ := balancerBuildKey(Release{Name: GoBalancer, Module: other})
+		return k
+	}() != before {
+		t.Errorf("the same module in another directory has another key")
+	}
+	f := filepath.Join(dir, "acmepickfirst.go")
+	b, _ := os.ReadFile(f)
+	if err := os.WriteFile(f, append(b, "\n// an edit\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if after := key(); after == before {
+		t.Errorf("an edit did not change the key %s", before)
+	}
+}
+
+// TestGoBalancerPublished_MissingDirectory verifies that a directory
+// without a Go module is refused before any build, saying what to name.
+func TestGoBalancerPublished_MissingDirectory(t *testing.T) {
+	for dir, says := range map[string]string{
+		"/nonexistent/acme": "no directory /nonexistent/acme; name the directory of your balancer's Go module",
+		t.TempDir():         "no go.mod in ",
+	} {
+		impl, err := ParseRelease("go:" + dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Published(context.Background(), impl)
+		if !IsBadRelease(err) || !strings.Contains(err.Error(), says) {
+			t.Errorf("Published(%s) = %v, want a BadModuleError saying %q", impl, err, says)
+		}
+	}
+}
+
+// TestInstallGoBalancer_Example builds the Go driver with the worked
+// example linked in and checks, from the driver's hello, that the
+// example's policy stands in for pick_first on the grpc-go the example
+// requires; a mapping onto a policy nobody registered stops the driver,
+// naming it.
+func TestInstallGoBalancer_Example(t *testing.T) {
+	impl, err := ParseRelease("go:" + exampleBalancer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	impl.Policies = "pick_first=acme_pick_first"
+	cmd := install(t, impl)
+	if !slices.Contains(cmd.Env, "CONFORM_POLICY_MAP=pick_first=acme_pick_first") {
+		t.Errorf("the driver's environment %v lacks the mapping", cmd.Env)
+	}
+	hello := driverHello(t, cmd)
+	if hello.Impl != "go:example.com/acme-pickfirst" || hello.Version != "local on grpc-go v1.85.0" {
+		t.Errorf("hello names %q %q, want go:example.com/acme-pickfirst, local on grpc-go v1.85.0 (the example's go.mod)", hello.Impl, hello.Version)
+	}
+	if !slices.Contains(hello.Policies, "pick_first") || hello.Can["xds"] {
+		t.Errorf("hello: policies %v, xds %v; want pick_first (mapped) and no xDS (a mapping cannot reach xDS's policies)", hello.Policies, hello.Can["xds"])
+	}
+	again, err := Install(context.Background(), impl, InstallEnv{Cache: testCache})
+	if err != nil || again.Path != cmd.Path {
+		t.Errorf("a second install = %v, %v; want the cached %s", again.Path, err, cmd.Path)
+	}
+	bad := cmd
+	bad.Env = []string{"CONFORM_POLICY_MAP=pick_first=acme_pick_frist"}
+	out, err := runDriver(bad, "")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out, "names acme_pick_frist, which this build has not registered") {
+		t.Errorf("a mapping onto an unregistered policy: %v, %q; want exit status 2 naming it", err, out)
+	}
+}
+
+// TestInstallGoBalancer_DoesNotBuild verifies that a module that does not
+// compile is a BadModuleError quoting the compiler, and leaves nothing in
+// the cache.
+func TestInstallGoBalancer_DoesNotBuild(t *testing.T) {
+	dir := copyDir(t, exampleBalancer(t))
+	if err := os.WriteFile(filepath.Join(dir, "broken.go"), []byte("package acmepickfirst\n\nvar x int = \"not an int\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	impl := Release{Name: GoBalancer, Module: dir}
+	_, err := Install(context.Background(), impl, InstallEnv{Cache: cache})
+	if !IsBadRelease(err) || !strings.Contains(err.Error(), "broken.go:3:13") || strings.Count(err.Error(), "\n") > 0 {
+		t.Errorf("Install(%s) = %v; want one line quoting broken.go:3:13", impl, err)
+	}
+	if left, _ := os.ReadDir(filepath.Join(cache, "drivers")); len(left) != 0 {
+		t.Errorf("a failed build left %v in the cache", left)
+	}
+}
+
+// driverHello runs the driver, says hello and closes it.
+func driverHello(t *testing.T, cmd Command) Hello {
+	t.Helper()
+	out, err := runDriver(cmd, `{"id":1,"op":"hello"}`+"\n"+`{"id":2,"op":"close"}`+"\n")
+	if err != nil {
+		t.Fatalf("the driver: %v\n%s", err, out)
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var line struct{ Hello *Hello }
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Hello != nil {
+			return *line.Hello
+		}
+	}
+	t.Fatalf("the driver said no hello:\n%s", out)
+	return Hello{}
+}
+
+func runDriver(cmd Command, in string) (string, error) {
+	c := exec.Command(cmd.Path)
+	c.Env = append(os.Environ(), cmd.Env...)
+	c.Stdin = strings.NewReader(in)
+	out, err := c.CombinedOutput()
+	return string(out), err
+}
