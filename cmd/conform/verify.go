@@ -50,6 +50,16 @@ const verifyUsage = `Usage:
                          names that version and refuses any other)
       reference          conform's own policies, through the same driver
                          protocol as a third party
+      go:example.com/acme@v1.2.3
+      go:./acme          your own Go balancer: a module (at a version, from
+                         the module proxy) or a module's directory, whose
+                         package at the module root registers LB policies in
+                         its init. The Go driver is built with it linked in,
+                         on the grpc-go the module requires, once per version
+                         (a directory: per content); --policy maps the
+                         scenarios' policies onto yours. A version that does
+                         not exist or a module that does not build stops the
+                         run before any scenario (docs/own-balancer.md)
 
 Flags:
 `
@@ -57,8 +67,9 @@ Flags:
 type verifyFlags struct {
 	runFlags
 	scaleFlags
-	impls  []string
-	failOn string
+	impls    []string
+	policies []string // --policy, as given
+	failOn   string
 }
 
 type implList []string
@@ -71,6 +82,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var((*implList)(&f.impls), "impl", "an implementation to verify (repeat for a matrix of several)")
+	fs.Var((*implList)(&f.policies), "policy", policyUsage)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a56, a61, a62, a75, l9); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
@@ -98,6 +110,9 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fs.Usage()
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
 	}
+	if err := validatePolicies(f.policies, f.impls); err != nil {
+		return nil, err
+	}
 	f.mode = "lab"
 	if err := f.scaleFlags.validateScale("verify"); err != nil {
 		return nil, err
@@ -123,6 +138,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	impls = withPolicies(impls, f.policies)
 	var unranged []driver.Release
 	for _, impl := range impls {
 		if !ranged[impl] { // a range's releases come from the list itself
@@ -130,6 +146,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if err := checkPublished(ctx, unranged, stderr); err != nil {
+		return err
+	}
+	if err := buildBalancers(ctx, impls, stderr); err != nil {
 		return err
 	}
 	shard, _ := parseShard(f.shard) // validated
@@ -270,7 +289,7 @@ func checkPublished(ctx context.Context, impls []driver.Release, stderr io.Write
 	for _, impl := range impls {
 		err := driver.Published(ctx, impl)
 		switch {
-		case driver.IsNotPublished(err):
+		case driver.IsBadRelease(err):
 			return usageError{err}
 		case err != nil && ctx.Err() == nil:
 			fmt.Fprintf(stderr, "conform: %v; going on\n", err)

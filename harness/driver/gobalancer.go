@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -128,7 +129,10 @@ func installGoBalancer(ctx context.Context, impl Release, env InstallEnv) (Comma
 	if err != nil {
 		return Command{}, err
 	}
-	if env.XDS {
+	// With a policy mapping the driver does not run xDS (a mapping cannot
+	// reach xDS's policies: protocol.UserBalancer), so it needs no xDS build.
+	xds := env.XDS && impl.Policies == ""
+	if xds {
 		key += "-xds"
 	}
 	bin := filepath.Join(env.Cache, "drivers", "go-balancer", key, "driver")
@@ -139,14 +143,16 @@ func installGoBalancer(ctx context.Context, impl Release, env InstallEnv) (Comma
 	if _, err := os.Stat(bin); err == nil {
 		return cmd, nil
 	}
-	env.Logger.Info("building the Go driver with your balancer", "module", mod, "version", impl.Version, "dir", replace, "xds", env.XDS, "into", bin)
+	env.Logger.Info("building the Go driver with your balancer", "module", mod, "version", impl.Version, "dir", replace, "xds", xds, "into", bin)
+	var scratch string // where go ran: its messages' relative paths start there
 	err = buildDriver(ctx, env.Cache, bin, func(dir string) error {
+		scratch = dir
 		return prepareBalancer(ctx, dir, mod, impl.Version, replace)
 	}, func(dir string) ([]string, error) {
-		return balancerFlags(ctx, dir, env.XDS)
+		return balancerFlags(ctx, dir, xds)
 	})
 	if err != nil {
-		return Command{}, buildFailure(impl, err)
+		return Command{}, buildFailure(impl, err, scratch)
 	}
 	return cmd, nil
 }
@@ -232,25 +238,51 @@ func selectedGRPC(ctx context.Context, dir string) (string, error) {
 }
 
 // buildFailure is a failed build of a user's balancer as a
-// *BadModuleError: the first line of the go command's complaint, and what
-// to do.
-func buildFailure(impl Release, err error) error {
-	if _, ok := err.(*BadModuleError); ok {
+// *BadModuleError: the first line of the go command's complaint (run in
+// dir), and what to do.
+func buildFailure(impl Release, err error, dir string) error {
+	var bm *BadModuleError
+	if errors.As(err, &bm) {
 		return err
 	}
-	return &BadModuleError{Release: impl, Problem: "the Go driver does not build with it: " + firstComplaint(err.Error()),
+	return &BadModuleError{Release: impl, Problem: "the Go driver does not build with it: " + firstComplaint(err.Error(), dir),
 		Fix: "fix the module (`go build ./...` in it shows the same), or name another version; nothing was cached"}
 }
 
 // firstComplaint is the first line of a go command's output that says
-// what is wrong: a compiler's file:line: message, or go's own.
-func firstComplaint(out string) string {
+// what is wrong: a compiler's file:line: message (its file made absolute
+// from dir, where go ran, which is gone), or go's own.
+func firstComplaint(out, dir string) string {
 	lines := strings.Split(out, "\n")
 	for _, l := range lines[1:] { // lines[0] is "go build …: exit status 1"
 		l = strings.TrimSpace(l)
-		if l != "" && !strings.HasPrefix(l, "#") {
-			return l
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
 		}
+		if file, rest, ok := strings.Cut(l, ":"); ok && dir != "" && strings.HasPrefix(file, ".") && strings.HasSuffix(file, ".go") {
+			l = filepath.Join(dir, file) + ":" + rest
+		}
+		return l
 	}
 	return oneLine(lines[0])
+}
+
+// CheckGoBalancer starts a user's balancer's driver (cmd, from Install)
+// with no commands: it ends at once, with an error when its policy mapping
+// names a policy the build has not registered (a *BadModuleError with the
+// driver's words). The driver opens nothing: it reads its empty input and
+// exits.
+func CheckGoBalancer(ctx context.Context, impl Release, cmd Command) error {
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args...)
+	c.Env = append(os.Environ(), cmd.Env...)
+	out, err := c.CombinedOutput()
+	if err == nil {
+		return nil
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 2 {
+		msg := strings.TrimPrefix(lastLines(string(out), 1), "conform driver: ")
+		return &BadModuleError{Release: impl, Problem: msg, Fix: "map onto a policy it registers (--policy pick_first=<its name>)"}
+	}
+	return fmt.Errorf("%s: the driver did not start: %v %s", impl, err, oneLine(string(out)))
 }

@@ -103,7 +103,6 @@ func modulePublished(ctx context.Context, impl Release, mod string) error {
 	}
 	np := &NotPublishedError{Release: impl, Where: "the Go module proxy (GOPROXY=" + goProxy() + ")", Detail: lastClause(detail)}
 	if impl.Name == GoBalancer {
-		np.Where = strings.Replace(np.Where, "proxy", "proxy, for "+mod+",", 1)
 		np.Want = "name a version it has (go list -m -versions " + mod + "), or your module's directory (go:./dir)"
 	}
 	return np

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/conformlab/conform/drivers/go/protocol"
+	"github.com/conformlab/conform/harness/driver"
+)
+
+const policyUsage = "map a scenario policy onto your balancer's, STANDARD=YOURS (pick_first=acme_pick_first;\n" +
+	"repeat, or join with commas), for every --impl go:…: the scenarios naming it run yours"
+
+// validatePolicies checks --policy before any work: each mapping is well
+// formed, and there is a user's balancer to map onto.
+func validatePolicies(policies, impls []string) error {
+	if len(policies) == 0 {
+		return nil
+	}
+	if _, err := protocol.ParsePolicyMap(policies...); err != nil {
+		return badUsage("verify: --policy: %v", err)
+	}
+	for _, arg := range impls {
+		if strings.HasPrefix(arg, driver.GoBalancer+":") {
+			return nil
+		}
+	}
+	return badUsage("verify: --policy maps the scenarios' policies onto your own balancer's: give it as --impl go:<module>@<version> or --impl go:<dir>")
+}
+
+// withPolicies gives every user's balancer among impls the --policy
+// mapping (validated).
+func withPolicies(impls []driver.Release, policies []string) []driver.Release {
+	m, _ := protocol.ParsePolicyMap(policies...)
+	out := make([]driver.Release, len(impls))
+	for i, impl := range impls {
+		out[i] = impl.WithPolicies(m)
+	}
+	return out
+}
+
+// buildBalancers builds the Go driver of every user's balancer among impls
+// into the cache (nothing, when it is there) and checks the policy mapping
+// against what the build registered, before the lab or any scenario: a
+// module that does not build, or a mapping onto a policy it does not
+// register, is a usage error of one line naming it.
+func buildBalancers(ctx context.Context, impls []driver.Release, w io.Writer) error {
+	var cache string
+	for _, impl := range impls {
+		if impl.Name != driver.GoBalancer {
+			continue
+		}
+		if cache == "" {
+			c, err := driver.CacheDir()
+			if err != nil {
+				return err
+			}
+			cache = c
+		}
+		fmt.Fprintf(w, "conform: %s: building the Go driver with it (the first time: about a minute)\n", impl)
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		cmd, err := driver.Install(ctx, impl, driver.InstallEnv{Cache: cache, Logger: logger})
+		if err == nil {
+			err = driver.CheckGoBalancer(ctx, impl, cmd)
+		}
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return ctx.Err()
+		case driver.IsBadRelease(err):
+			return usageError{err}
+		case err != nil:
+			return fmt.Errorf("%s: the driver could not be built, so no scenario ran: %w", impl, err)
+		}
+	}
+	return nil
+}
