@@ -242,6 +242,53 @@ func TestVerify_GRPCGoMatrix(t *testing.T) {
 	}
 }
 
+// TestVerify_OwnGoBalancer judges the worked example, a naive sequential
+// pick_first (examples/acme-pickfirst), in the lab as a user would: built
+// into the Go driver from its directory, standing in for pick_first. It
+// has no Happy Eyeballs timer — its source tries the next address only
+// when the current one fails — so with b1's IPv6 address dropping SYNs no
+// IPv4 attempt is ever made (he-dropped-ipv6: a fail of kind absent),
+// while a pass over refusing addresses ends in TRANSIENT_FAILURE only
+// after both failed, which it does (he-all-refused: a pass).
+func TestVerify_OwnGoBalancer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("verify: needs root (the lab)")
+	}
+	t.Setenv("CONFORM_CACHE", t.TempDir())
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"verify", "--impl", "go:../../examples/acme-pickfirst", "--policy", "pick_first=acme_pick_first",
+		"--suite", "a61", "--label-filter", "A61-HE-DELAY-DEFAULT || A61-HE-PASS-ENDS-ALL-FAILED", "--json"}, &out, &errw)
+	var rep struct {
+		Impls []struct {
+			Impl    string
+			Results []struct{ Spec, Requirement, Check, Verdict, Kind, Evidence string }
+		}
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Impls) != 1 {
+		t.Fatalf("not a verify report (%v, run error %v):\n%s\n%s", jerr, err, out.String(), errw.String())
+	}
+	if got, want := rep.Impls[0].Impl, "go:../../examples/acme-pickfirst [pick_first=acme_pick_first]"; got != want {
+		t.Errorf("the report names %q, want %q (the impl as given, with the mapping)", got, want)
+	}
+	verdicts := map[string]string{}
+	for _, r := range rep.Impls[0].Results {
+		if r.Verdict == "error" {
+			t.Errorf("%s %s: error: %s", r.Spec, r.Requirement, r.Evidence)
+		}
+		if r.Check == "" {
+			verdicts[r.Spec+" "+r.Requirement] = strings.TrimSpace(r.Verdict + " " + r.Kind)
+		}
+	}
+	for key, want := range map[string]string{
+		"he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "fail absent",
+		"he-all-refused A61-HE-PASS-ENDS-ALL-FAILED": "pass",
+	} {
+		if verdicts[key] != want {
+			t.Errorf("%s: %q, want %q (all: %v)", key, verdicts[key], want, verdicts)
+		}
+	}
+}
+
 // TestRequirements_DocFilterKeepsOtherDocumentsOut verifies that a table for
 // one document does not list the other documents' checks as unknown labels.
 func TestRequirements_DocFilterKeepsOtherDocumentsOut(t *testing.T) {
