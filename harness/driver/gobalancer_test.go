@@ -11,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 )
 
 // exampleBalancer is the worked example's module directory.
@@ -181,4 +184,66 @@ func runDriver(cmd Command, in string) (string, error) {
 	c.Stdin = strings.NewReader(in)
 	out, err := c.CombinedOutput()
 	return string(out), err
+}
+
+// TestInstallGoBalancer_ModuleVersion builds the driver with the worked
+// example fetched as a module version, from a module proxy of the test's
+// own that has v0.1.0 only (its dependencies come from the module cache):
+// hello names that version, and a version the proxy lacks is refused
+// before any build.
+func TestInstallGoBalancer_ModuleVersion(t *testing.T) {
+	proxy := t.TempDir()
+	at := filepath.Join(proxy, "example.com", "acme-pickfirst", "@v")
+	if err := os.MkdirAll(at, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const mod, version = "example.com/acme-pickfirst", "v0.1.0"
+	gomod, err := os.ReadFile(filepath.Join(exampleBalancer(t), "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := os.Create(filepath.Join(at, version+".zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := modzip.CreateFromDir(z, module.Version{Path: mod, Version: version}, exampleBalancer(t)); err != nil {
+		t.Fatal(err)
+	}
+	z.Close()
+	for name, body := range map[string][]byte{
+		"list": []byte(version + "\n"), version + ".info": []byte(`{"Version":"v0.1.0","Time":"2026-11-01T00:00:00Z"}`), version + ".mod": gomod,
+	} {
+		if err := os.WriteFile(filepath.Join(at, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The test's module cache, its proxy, then the user's module cache as
+	// a proxy (its download directory is one): nothing from the network,
+	// nothing added to the user's module cache.
+	userCache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOMODCACHE", t.TempDir())
+	t.Setenv("GOPROXY", "file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(userCache)), "cache", "download"))
+	t.Setenv("GOSUMDB", "off")
+	t.Setenv("GOFLAGS", "-modcacherw")
+	impl, err := ParseRelease("go:" + mod + "@" + version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Published(context.Background(), impl); err != nil {
+		t.Fatalf("Published(%s) = %v", impl, err)
+	}
+	missing := Release{Name: GoBalancer, Module: mod, Version: "v0.2.0"}
+	if err := Published(context.Background(), missing); !IsNotPublished(err) || !strings.Contains(err.Error(), "go list -m -versions "+mod) {
+		t.Errorf("Published(%s) = %v, want a NotPublishedError saying how to list the versions", missing, err)
+	}
+	cmd := install(t, impl)
+	if !strings.Contains(cmd.Path, "example.com-acme-pickfirst@v0.1.0-") {
+		t.Errorf("the build is cached at %s, want a key with the module and its version", cmd.Path)
+	}
+	if hello := driverHello(t, cmd); hello.Impl != "go:"+mod || hello.Version != "v0.1.0 on grpc-go v1.85.0" {
+		t.Errorf("hello names %q %q, want go:%s, v0.1.0 on grpc-go v1.85.0", hello.Impl, hello.Version, mod)
+	}
 }
