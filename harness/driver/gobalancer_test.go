@@ -122,8 +122,8 @@ func TestInstallGoBalancer_Example(t *testing.T) {
 		t.Errorf("the driver's environment %v lacks the mapping", cmd.Env)
 	}
 	hello := driverHello(t, cmd)
-	if hello.Impl != "go:example.com/acme-pickfirst" || hello.Version != "local on grpc-go v1.85.0" {
-		t.Errorf("hello names %q %q, want go:example.com/acme-pickfirst, local on grpc-go v1.85.0 (the example's go.mod)", hello.Impl, hello.Version)
+	if hello.Impl != "go:example.com/acme-pickfirst" || hello.Version != "local on grpc-go v1.85.0 [pick_first=acme_pick_first]" {
+		t.Errorf("hello names %q %q, want go:example.com/acme-pickfirst, local on grpc-go v1.85.0 [pick_first=acme_pick_first] (the example's go.mod)", hello.Impl, hello.Version)
 	}
 	if !slices.Contains(hello.Policies, "pick_first") || hello.Can["xds"] {
 		t.Errorf("hello: policies %v, xds %v; want pick_first (mapped) and no xDS (a mapping cannot reach xDS's policies)", hello.Policies, hello.Can["xds"])

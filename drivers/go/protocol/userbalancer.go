@@ -11,7 +11,7 @@ import (
 // UserBalancer makes base the options of a driver built with a user's
 // balancer module (module, its import path), run with the policy mapping
 // of the driver's environment (PolicyMapEnv, given as mapping): hello names
-// the module and the grpc-go under it, lists the standard policies the
+// the module, the grpc-go under it and the mapping, lists the standard policies the
 // build can express through the mapping, and every service config has the
 // mapped policies renamed. A mapping onto a policy the build has not
 // registered is an error naming it.
@@ -34,6 +34,9 @@ func UserBalancer(base Options, module, mapping string) (Options, error) {
 	}
 	base.Impl = "go:" + module
 	base.Version = moduleVersion(module) + " on grpc-go " + GRPCVersion()
+	if len(m) > 0 { // so that a trace says which policies ran
+		base.Version += " [" + m.String() + "]"
+	}
 	base.Policies = m.Policies(registered)
 	base.ServiceConfig = m.Rewrite
 	if len(m) > 0 {
