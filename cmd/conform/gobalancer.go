@@ -60,7 +60,7 @@ func buildBalancers(ctx context.Context, impls []driver.Release, w io.Writer) er
 			}
 			cache = c
 		}
-		fmt.Fprintf(w, "conform: %s: building the Go driver with it (the first time: about a minute)\n", impl)
+		fmt.Fprintf(w, "conform: %s: preparing the Go driver with it (a first build takes about a minute)\n", impl)
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 		cmd, err := driver.Install(ctx, impl, driver.InstallEnv{Cache: cache, Logger: logger})
 		if err == nil {
