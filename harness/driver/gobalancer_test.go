@@ -11,9 +11,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
+
+	"github.com/conformlab/conform/harness/trace"
 )
 
 // exampleBalancer is the worked example's module directory.
@@ -245,5 +248,45 @@ func TestInstallGoBalancer_ModuleVersion(t *testing.T) {
 	}
 	if hello := driverHello(t, cmd); hello.Impl != "go:"+mod || hello.Version != "v0.1.0 on grpc-go v1.85.0" {
 		t.Errorf("hello names %q %q, want go:%s, v0.1.0 on grpc-go v1.85.0", hello.Impl, hello.Version, mod)
+	}
+}
+
+// TestBuildSimJudge_Example builds the simulator's program with the worked
+// example and runs it on A61's he-dropped-ipv6 with the example standing
+// in for pick_first: the trace, in the simulator, names the example and
+// shows its one connection attempt (no Happy Eyeballs), at +0; a module
+// on a later grpc-go than conform's is refused with the reason.
+func TestBuildSimJudge_Example(t *testing.T) {
+	impl := Release{Name: GoBalancer, Module: exampleBalancer(t), Policies: "pick_first=acme_pick_first"}
+	start := time.Now()
+	cmd, err := BuildSimJudge(context.Background(), impl, InstallEnv{Cache: testCache, Source: FindSource()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("building the simulator's program took %v", time.Since(start).Round(time.Millisecond))
+	out := t.TempDir()
+	req, _ := json.Marshal(map[string]any{"name": "go:acme", "policies": impl.Policies, "specs": []string{"A61/he-dropped-ipv6"}, "out": out})
+	c := exec.Command(cmd.Path, cmd.Args...)
+	c.Env = append(os.Environ(), "CONFORM_SIMJUDGE="+string(req))
+	if b, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("the simulator's program: %v\n%s", err, b)
+	}
+	tr, err := trace.ReadFile(filepath.Join(out, "0.jsonl"))
+	if err != nil {
+		res, _ := os.ReadFile(filepath.Join(out, "0.json"))
+		t.Fatalf("%v: %s", err, res)
+	}
+	var syns []trace.Event
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindSYN && !e.Retransmit {
+			syns = append(syns, e)
+		}
+	}
+	if tr.Header.Impl != "go:acme" || tr.Header.Mode != trace.ModeSim || len(syns) != 1 || syns[0].T != 0 {
+		t.Errorf("trace of %s in %s, SYNs %+v; want go:acme in the simulator, one SYN at +0 (no second attempt)", tr.Header.Impl, tr.Header.Mode, syns)
+	}
+
+	if err := onConformsGRPC(impl, "example.com/acme", "v1.86.0", "v1.85.0"); err == nil || !strings.Contains(err.Error(), "requires grpc-go v1.86.0, later than conform's v1.85.0") {
+		t.Errorf("a module on a later grpc-go: %v, want a NoSimulatorError saying so", err)
 	}
 }

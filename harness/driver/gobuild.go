@@ -173,8 +173,9 @@ func buildDriver(ctx context.Context, cache, bin string, prepare func(dir string
 	return buildIn(ctx, cache, bin, func(dir string) (string, error) { return dir, prepare(dir) }, flags)
 }
 
-// buildIn is buildInto with the build flags asked for after tidying.
-func buildIn(ctx context.Context, cache, bin string, prepare func(dir string) (string, error), flagsOf func(pkgDir string) ([]string, error)) error {
+// buildIn is buildInto with the build flags asked for after tidying; the
+// build command is "go build" unless command says another ("test", "-c").
+func buildIn(ctx context.Context, cache, bin string, prepare func(dir string) (string, error), flagsOf func(pkgDir string) ([]string, error), command ...string) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
@@ -198,7 +199,10 @@ func buildIn(ctx context.Context, cache, bin string, prepare func(dir string) (s
 		return err
 	}
 	out := filepath.Join(tmp, "driver.bin")
-	args := append([]string{"build", "-o", out}, flags...)
+	if len(command) == 0 {
+		command = []string{"build"}
+	}
+	args := append(append(command, "-o", out), flags...)
 	if err := goCmd(ctx, pkgDir, append(args, ".")...); err != nil {
 		return err
 	}
