@@ -127,6 +127,15 @@ type implRun struct {
 	golden   map[string]error // spec name → how the trace differs from the golden one (nil: agrees)
 	wall     time.Duration
 	err      error // the driver could not be installed
+	sim      bool  // a user's balancer in the simulator (judgeInSim), not in the lab
+}
+
+// name is the run's column in the reports.
+func (r *implRun) name() string {
+	if r.sim {
+		return r.impl.String() + simSuffix
+	}
+	return r.impl.String()
 }
 
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -176,6 +185,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return verifyImpl(withPCAP(ctx, f.pcap), p.impl, p.jobs, f.parallel, dir, stderr)
 	})
 	if err != nil {
+		return err
+	}
+	if runs, err = withSimRuns(ctx, runs, f, shard, stderr); err != nil {
 		return err
 	}
 	goldens := ""
@@ -252,9 +264,9 @@ func matrixOf(runs []*implRun, goldens string) report.Matrix {
 	for _, r := range runs {
 		rs := reportRuns(r.outcomes, goldens)
 		for i := range rs {
-			rs[i].Impl = r.impl.String()
+			rs[i].Impl = r.name()
 		}
-		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: rs, Divergence: r.golden, Wall: r.wall})
+		m.Impls = append(m.Impls, report.Impl{Name: r.name(), Runs: rs, Divergence: r.golden, Wall: r.wall})
 	}
 	return m
 }
