@@ -59,7 +59,10 @@ const verifyUsage = `Usage:
                          (a directory: per content); --policy maps the
                          scenarios' policies onto yours. A version that does
                          not exist or a module that does not build stops the
-                         run before any scenario (docs/own-balancer.md)
+                         run before any scenario. Judged in the lab, then in
+                         the simulator too, a column "(sim)" of its own,
+                         through a program generated with it linked in, on
+                         conform's grpc-go (docs/own-balancer.md)
 
 Flags:
 `

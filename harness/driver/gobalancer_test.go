@@ -290,3 +290,38 @@ func TestBuildSimJudge_Example(t *testing.T) {
 		t.Errorf("a module on a later grpc-go: %v, want a NoSimulatorError saying so", err)
 	}
 }
+
+// TestBuildSimJudge_PanickingBalancer verifies that a balancer that panics
+// in the simulator's program ends it with the panic in its output and no
+// result for the scenario, which conform then reports as an error.
+func TestBuildSimJudge_PanickingBalancer(t *testing.T) {
+	dir := copyDir(t, exampleBalancer(t))
+	f := filepath.Join(dir, "acmepickfirst.go")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const at = "func (b *acme) UpdateClientConnState(s balancer.ClientConnState) error {\n"
+	if !strings.Contains(string(b), at) {
+		t.Fatalf("%s has no %q", f, at)
+	}
+	if err := os.WriteFile(f, []byte(strings.Replace(string(b), at, at+"\tpanic(\"acme: boom\")\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	impl := Release{Name: GoBalancer, Module: dir, Policies: "pick_first=acme_pick_first"}
+	cmd, err := BuildSimJudge(context.Background(), impl, InstallEnv{Cache: testCache, Source: FindSource()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	req, _ := json.Marshal(map[string]any{"name": "go:boom", "policies": impl.Policies, "specs": []string{"A61/he-dropped-ipv6"}, "out": out})
+	c := exec.Command(cmd.Path, cmd.Args...)
+	c.Env = append(os.Environ(), "CONFORM_SIMJUDGE="+string(req))
+	output, err := c.CombinedOutput()
+	if err == nil || !strings.Contains(string(output), "acme: boom") {
+		t.Errorf("the program: %v, output:\n%s\nwant it ended by the panic", err, output)
+	}
+	if _, err := os.Stat(filepath.Join(out, "0.json")); err == nil {
+		t.Error("the program wrote a result for the scenario its balancer panicked in")
+	}
+}
