@@ -73,6 +73,7 @@ func runSimJudge(ctx context.Context, impl driver.Release, cmd driver.Command, j
 	b, _ := json.Marshal(req)
 	c := exec.CommandContext(ctx, cmd.Path, cmd.Args...)
 	c.Env = append(append(os.Environ(), cmd.Env...), simjudge.RequestEnv+"="+string(b))
+	driver.Isolate(c) // the user's code, outside the lab: no network at all
 	output, runErr := c.CombinedOutput()
 	outcomes := make([]spec.Outcome, len(jobs))
 	for i, j := range jobs {

@@ -271,10 +271,11 @@ func firstComplaint(out, dir string) string {
 // with no commands: it ends at once, with an error when its policy mapping
 // names a policy the build has not registered (a *BadModuleError with the
 // driver's words). The driver opens nothing: it reads its empty input and
-// exits.
+// exits, in a network namespace of its own (Isolate).
 func CheckGoBalancer(ctx context.Context, impl Release, cmd Command) error {
 	c := exec.CommandContext(ctx, cmd.Path, cmd.Args...)
 	c.Env = append(os.Environ(), cmd.Env...)
+	Isolate(c)
 	out, err := c.CombinedOutput()
 	if err == nil {
 		return nil
