@@ -144,6 +144,28 @@ func TestInstallGoBalancer_Example(t *testing.T) {
 	}
 }
 
+// TestInstallGoBalancer_OnItsOwnGRPC verifies that the driver runs the
+// grpc-go the user's module requires, not the driver's own: the example
+// made to require grpc-go v1.70.0 (from the module cache: no network)
+// says so in its hello.
+func TestInstallGoBalancer_OnItsOwnGRPC(t *testing.T) {
+	dir := copyDir(t, exampleBalancer(t))
+	gomod := "module example.com/acme-pickfirst\n\ngo 1.26.0\n\nrequire google.golang.org/grpc v1.70.0\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(dir, "go.sum"))
+	t.Setenv("GOPROXY", "off")
+	t.Setenv("GOSUMDB", "off")
+	if err := checkModuleExists(context.Background(), t.TempDir(), "google.golang.org/grpc@v1.70.0"); err != nil {
+		t.Skipf("driver: grpc-go v1.70.0 is not in the module cache: %v", err)
+	}
+	cmd := install(t, Release{Name: GoBalancer, Module: dir})
+	if hello := driverHello(t, cmd); hello.Version != "local on grpc-go v1.70.0" {
+		t.Errorf("hello's version %q, want local on grpc-go v1.70.0 (the module's requirement)", hello.Version)
+	}
+}
+
 // TestInstallGoBalancer_DoesNotBuild verifies that a module that does not
 // compile is a BadModuleError quoting the compiler, and leaves nothing in
 // the cache.
