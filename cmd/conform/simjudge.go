@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/report"
 	"github.com/conformlab/conform/harness/runner"
@@ -45,7 +47,7 @@ func judgeInSim(ctx context.Context, impl driver.Release, jobs []spec.Job, stder
 		r.outcomes = allBroken(jobs, verdict.Error, "building the simulator's program: "+err.Error())
 		return r
 	}
-	fmt.Fprintf(stderr, "conform: %s%s: %d scenarios\n", impl, simSuffix, len(jobs))
+	fmt.Fprintf(stderr, "conform: %s%s: %d scenarios, on conform's grpc-go v%s\n", impl, simSuffix, len(jobs), grpc.Version)
 	r.outcomes = runSimJudge(ctx, impl, cmd, jobs)
 	return r
 }
