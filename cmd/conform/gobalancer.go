@@ -14,14 +14,23 @@ import (
 const policyUsage = "map a scenario policy onto your balancer's, STANDARD=YOURS (pick_first=acme_pick_first;\n" +
 	"repeat, or join with commas), for every --impl go:…: the scenarios naming it run yours"
 
-// validatePolicies checks --policy before any work: each mapping is well
-// formed, and there is a user's balancer to map onto.
-func validatePolicies(policies, impls []string) error {
-	if len(policies) == 0 {
+const canUsage = "a capability of your balancer's mapped policy that conform cannot tell from\n" +
+	"outside: shuffle (pick_first: A62's shuffleAddressList), connection_attempt_delay (pick_first),\n" +
+	"request_hash_header (ring_hash); without it, the rules for policies without it apply"
+
+// validatePolicies checks --policy and --can before any work: each mapping
+// is well formed, each capability is one of a mapped policy's, and there is
+// a user's balancer to map onto.
+func validatePolicies(policies, can, impls []string) error {
+	if len(policies) == 0 && len(can) == 0 {
 		return nil
 	}
-	if _, err := protocol.ParsePolicyMap(policies...); err != nil {
+	m, err := protocol.ParsePolicyMap(policies...)
+	if err != nil {
 		return badUsage("verify: --policy: %v", err)
+	}
+	if _, err := protocol.ParseCan(m, can...); err != nil {
+		return badUsage("verify: --can: %v", err)
 	}
 	for _, arg := range impls {
 		if strings.HasPrefix(arg, driver.GoBalancer+":") {
@@ -32,12 +41,13 @@ func validatePolicies(policies, impls []string) error {
 }
 
 // withPolicies gives every user's balancer among impls the --policy
-// mapping (validated).
-func withPolicies(impls []driver.Release, policies []string) []driver.Release {
+// mapping and the --can capabilities (validated).
+func withPolicies(impls []driver.Release, policies, can []string) []driver.Release {
 	m, _ := protocol.ParsePolicyMap(policies...)
+	caps, _ := protocol.ParseCan(m, can...)
 	out := make([]driver.Release, len(impls))
 	for i, impl := range impls {
-		out[i] = impl.WithPolicies(m)
+		out[i] = impl.WithPolicies(m, caps)
 	}
 	return out
 }

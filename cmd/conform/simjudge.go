@@ -68,7 +68,7 @@ func runSimJudge(ctx context.Context, impl driver.Release, cmd driver.Command, j
 		return allBroken(jobs, verdict.Error, err.Error())
 	}
 	defer os.RemoveAll(out)
-	req := simjudge.Request{Name: impl.String() + simSuffix, Policies: impl.Policies, Out: out}
+	req := simjudge.Request{Name: impl.String() + simSuffix, Policies: impl.Policies, Can: impl.Can, Out: out}
 	for _, j := range jobs {
 		req.Specs = append(req.Specs, simjudge.ID(j.Spec))
 	}

@@ -72,6 +72,7 @@ type verifyFlags struct {
 	scaleFlags
 	impls    []string
 	policies []string // --policy, as given
+	can      []string // --can, as given
 	failOn   string
 }
 
@@ -86,6 +87,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.SetOutput(stderr)
 	fs.Var((*implList)(&f.impls), "impl", "an implementation to verify (repeat for a matrix of several)")
 	fs.Var((*implList)(&f.policies), "policy", policyUsage)
+	fs.Var((*implList)(&f.can), "can", canUsage)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a56, a61, a62, a75, l9); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
@@ -113,7 +115,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fs.Usage()
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
 	}
-	if err := validatePolicies(f.policies, f.impls); err != nil {
+	if err := validatePolicies(f.policies, f.can, f.impls); err != nil {
 		return nil, err
 	}
 	f.mode = "lab"
@@ -150,7 +152,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	impls = withPolicies(impls, f.policies)
+	impls = withPolicies(impls, f.policies, f.can)
 	var unranged []driver.Release
 	for _, impl := range impls {
 		if !ranged[impl] { // a range's releases come from the list itself

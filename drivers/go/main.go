@@ -28,7 +28,7 @@ func main() {
 	opts := protocol.Options{Can: can}
 	if balancerModule != "" {
 		var err error
-		opts, err = protocol.UserBalancer(opts, balancerModule, os.Getenv(protocol.PolicyMapEnv))
+		opts, err = protocol.UserBalancer(opts, balancerModule, os.Getenv(protocol.PolicyMapEnv), os.Getenv(protocol.CanEnv))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "conform driver: %v\n", err)
 			os.Exit(2)

@@ -57,11 +57,12 @@ func isDirArg(s string) bool {
 	return strings.HasPrefix(s, ".") || strings.HasPrefix(s, "/") || strings.HasPrefix(s, "~")
 }
 
-// WithPolicies is r with the policy mapping m (only a user's Go balancer
-// takes one).
-func (r Release) WithPolicies(m protocol.PolicyMap) Release {
+// WithPolicies is r with the policy mapping m and the capabilities the
+// user declares for the mapped policies (only a user's Go balancer takes
+// them).
+func (r Release) WithPolicies(m protocol.PolicyMap, can []string) Release {
 	if r.Name == GoBalancer {
-		r.Policies = m.String()
+		r.Policies, r.Can = m.String(), strings.Join(can, ",")
 	}
 	return r
 }
@@ -139,6 +140,9 @@ func installGoBalancer(ctx context.Context, impl Release, env InstallEnv) (Comma
 	cmd := Command{Path: bin}
 	if impl.Policies != "" {
 		cmd.Env = []string{protocol.PolicyMapEnv + "=" + impl.Policies}
+	}
+	if impl.Can != "" {
+		cmd.Env = append(cmd.Env, protocol.CanEnv+"="+impl.Can)
 	}
 	if _, err := os.Stat(bin); err == nil {
 		return cmd, nil

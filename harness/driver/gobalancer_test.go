@@ -128,8 +128,13 @@ func TestInstallGoBalancer_Example(t *testing.T) {
 	if hello.Impl != "go:example.com/acme-pickfirst" || hello.Version != "local on grpc-go v1.85.0 [pick_first=acme_pick_first]" {
 		t.Errorf("hello names %q %q, want go:example.com/acme-pickfirst, local on grpc-go v1.85.0 [pick_first=acme_pick_first] (the example's go.mod)", hello.Impl, hello.Version)
 	}
-	if !slices.Contains(hello.Policies, "pick_first") || hello.Can["xds"] {
-		t.Errorf("hello: policies %v, xds %v; want pick_first (mapped) and no xDS (a mapping cannot reach xDS's policies)", hello.Policies, hello.Can["xds"])
+	if !slices.Contains(hello.Policies, "pick_first") || hello.Can["xds"] || hello.Can["shuffle"] {
+		t.Errorf("hello: policies %v, xds %v, shuffle %v; want pick_first (mapped), no xDS (a mapping cannot reach xDS's policies), no shuffle (grpc-go's pick_first's, undeclared for the example)", hello.Policies, hello.Can["xds"], hello.Can["shuffle"])
+	}
+	declared := cmd
+	declared.Env = append(slices.Clone(cmd.Env), "CONFORM_CAN=shuffle")
+	if h := driverHello(t, declared); !h.Can["shuffle"] {
+		t.Errorf("hello with shuffle declared: %v", h.Can)
 	}
 	again, err := Install(context.Background(), impl, InstallEnv{Cache: testCache})
 	if err != nil || again.Path != cmd.Path {

@@ -34,6 +34,9 @@ type Release struct {
 	// balancer's (PolicyMap.String, "pick_first=acme_pick_first"); only a
 	// GoBalancer release has one.
 	Policies string
+	// Can are the capabilities the user declares for the mapped policies
+	// (protocol.ParseCan, joined by commas: "shuffle").
+	Can string
 }
 
 func (r Release) String() string {
@@ -44,7 +47,10 @@ func (r Release) String() string {
 	if r.Version != "" {
 		name += "@" + r.Version
 	}
-	if r.Policies != "" {
+	switch {
+	case r.Policies != "" && r.Can != "":
+		name += " [" + r.Policies + "; can " + r.Can + "]"
+	case r.Policies != "":
 		name += " [" + r.Policies + "]"
 	}
 	return name

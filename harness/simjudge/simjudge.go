@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -44,6 +45,10 @@ type Request struct {
 	Name string `json:"name"`
 	// Policies is the policy mapping (protocol.PolicyMap's String form).
 	Policies string `json:"policies"`
+	// Can are the capabilities the user declares for the mapped policies
+	// (protocol.ParseCan's, joined by commas): the traces' header says
+	// them, as a driver's hello would, for the rules scoped by them.
+	Can string `json:"can"`
 	// Specs are the specs to run, by ID (ID).
 	Specs []string `json:"specs"`
 	// Out is the directory the results go to: for the i-th spec,
@@ -75,13 +80,17 @@ func Main(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	can, err := protocol.ParseCan(m, req.Can)
+	if err != nil {
+		t.Fatal(err)
+	}
 	impl := runner.Linked(req.Name, m)
 	byID := specsByID()
 	for i, id := range req.Specs {
 		s, ok := byID[id]
 		res := Result{Spec: id, Err: "no such spec in this build of conform"}
 		if ok {
-			res = runOne(t, s, impl, filepath.Join(req.Out, fmt.Sprintf("%d.jsonl", i)))
+			res = runOne(t, s, impl, can, filepath.Join(req.Out, fmt.Sprintf("%d.jsonl", i)))
 		}
 		b, _ := json.Marshal(res)
 		if err := os.WriteFile(filepath.Join(req.Out, fmt.Sprintf("%d.json", i)), b, 0o644); err != nil {
@@ -90,8 +99,9 @@ func Main(t *testing.T) {
 	}
 }
 
-// runOne runs s in the simulator inside a bubble and writes its trace.
-func runOne(t *testing.T, s spec.Spec, impl runner.Impl, path string) Result {
+// runOne runs s in the simulator inside a bubble and writes its trace,
+// whose header declares can.
+func runOne(t *testing.T, s spec.Spec, impl runner.Impl, can []string, path string) Result {
 	res := Result{Spec: ID(s)}
 	var tr *trace.Trace
 	var err error
@@ -107,6 +117,10 @@ func runOne(t *testing.T, s spec.Spec, impl runner.Impl, path string) Result {
 		res.Err = err.Error()
 	}
 	if tr != nil {
+		if tr.Header.Env == nil {
+			tr.Header.Env = map[string]string{}
+		}
+		tr.Header.Env[trace.EnvDriverCan] = strings.Join(can, ",")
 		if werr := trace.WriteFile(path, tr); werr != nil {
 			res.Err = werr.Error()
 			return res

@@ -152,3 +152,75 @@ func (m PolicyMap) rename(v any) {
 		}
 	}
 }
+
+// CanEnv is the environment variable through which conform gives a driver
+// built with a user's balancer the capabilities the user declares for it
+// (`conform verify --can`), joined by commas.
+const CanEnv = "CONFORM_CAN"
+
+// PolicyCapabilities are the capabilities hello declares that describe a
+// standard policy's own features, not the channel's: grpc-go's claims for
+// its pick_first (shuffleAddressList, gRFC A62) and its ring_hash (the
+// request hash header, A76). A policy mapped onto a user's has them only
+// where the user declares them (ParseCan).
+var PolicyCapabilities = map[string][]string{
+	"pick_first":             {"shuffle", "connection_attempt_delay"},
+	"ring_hash_experimental": {"request_hash_header"},
+}
+
+// ParseCan parses the capabilities a user declares for the policies m
+// maps, one or more per argument joined by commas: each must be one of
+// PolicyCapabilities' for a mapped policy.
+func ParseCan(m PolicyMap, args ...string) ([]string, error) {
+	var out []string
+	for _, arg := range args {
+		for _, c := range strings.Split(arg, ",") {
+			c = strings.TrimSpace(c)
+			if c == "" {
+				continue
+			}
+			std := policyOf(c)
+			switch {
+			case std == "":
+				return nil, fmt.Errorf("capability %q: not one a balancer declares (%s)", c, declarable())
+			case m[std] == "":
+				return nil, fmt.Errorf("capability %q is %s's, which no mapping maps onto yours (map it: %s=<your policy>)", c, std, std)
+			}
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func policyOf(capability string) string {
+	for std, caps := range PolicyCapabilities {
+		if slices.Contains(caps, capability) {
+			return std
+		}
+	}
+	return ""
+}
+
+func declarable() string {
+	var out []string
+	for std, caps := range PolicyCapabilities {
+		for _, c := range caps {
+			out = append(out, c+" ("+std+")")
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// Capabilities sets, in can, the capabilities of every mapped policy to
+// what the user declared: grpc-go's claims were about its own policy.
+func (m PolicyMap) Capabilities(can map[string]bool, declared []string) {
+	for std := range m {
+		for _, c := range PolicyCapabilities[std] {
+			can[c] = slices.Contains(declared, c)
+		}
+	}
+}

@@ -69,3 +69,32 @@ func TestPolicyMap_Policies(t *testing.T) {
 		t.Errorf("Policies = %v, want [pick_first round_robin]", got)
 	}
 }
+
+// TestParseCan_OnlyAMappedPolicysCapabilities verifies what --can accepts:
+// a capability of a policy the mapping maps, nothing else, each error
+// saying what would be right; and that a mapped policy's capabilities are
+// the declared ones, whatever grpc-go claimed for its own.
+func TestParseCan_OnlyAMappedPolicysCapabilities(t *testing.T) {
+	m := PolicyMap{"pick_first": "acme_pf"}
+	got, err := ParseCan(m, "shuffle", "shuffle,connection_attempt_delay", "")
+	if err != nil || strings.Join(got, ",") != "connection_attempt_delay,shuffle" {
+		t.Errorf("ParseCan = %v, %v; want [connection_attempt_delay shuffle]", got, err)
+	}
+	for arg, says := range map[string]string{
+		"frob":                "capability \"frob\": not one a balancer declares (connection_attempt_delay (pick_first), request_hash_header (ring_hash_experimental), shuffle (pick_first))",
+		"request_hash_header": "is ring_hash_experimental's, which no mapping maps onto yours (map it: ring_hash_experimental=<your policy>)",
+	} {
+		if _, err := ParseCan(m, arg); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("ParseCan(%q) = %v, want an error saying %q", arg, err, says)
+		}
+	}
+	can := map[string]bool{"shuffle": true, "request_hash_header": true, "health_check": true}
+	m.Capabilities(can, nil)
+	if can["shuffle"] || !can["request_hash_header"] || !can["health_check"] {
+		t.Errorf("capabilities %v: want shuffle (pick_first's, mapped, undeclared) off, the others as they were", can)
+	}
+	m.Capabilities(can, []string{"shuffle"})
+	if !can["shuffle"] {
+		t.Errorf("a declared shuffle is off: %v", can)
+	}
+}

@@ -13,18 +13,24 @@ import (
 // of the driver's environment (PolicyMapEnv, given as mapping): hello names
 // the module, the grpc-go under it and the mapping, lists the standard policies the
 // build can express through the mapping, and every service config has the
-// mapped policies renamed. A mapping onto a policy the build has not
-// registered is an error naming it.
+// mapped policies renamed. The capabilities that describe a mapped
+// policy (PolicyCapabilities) are the ones the user declares (declared,
+// from CanEnv), not grpc-go's for its own. A mapping onto a policy the
+// build has not registered is an error naming it.
 //
 // With a mapping, hello says the driver cannot express xDS: an xDS
 // client's policies come from its resources, through grpc-go's own
 // registry of xDS policies, which no mapping of the channel's service
 // config reaches; its verdicts would judge grpc-go's policies, not the
 // user's.
-func UserBalancer(base Options, module, mapping string) (Options, error) {
+func UserBalancer(base Options, module, mapping, declared string) (Options, error) {
 	m, err := ParsePolicyMap(mapping)
 	if err != nil {
 		return base, fmt.Errorf("%s: %w", PolicyMapEnv, err)
+	}
+	can, err := ParseCan(m, declared)
+	if err != nil {
+		return base, fmt.Errorf("%s: %w", CanEnv, err)
 	}
 	registered := func(name string) bool { return balancer.Get(name) != nil }
 	for _, yours := range m.Targets() {
@@ -45,6 +51,7 @@ func UserBalancer(base Options, module, mapping string) (Options, error) {
 			base.Can = map[string]bool{}
 		}
 		base.Can["xds"] = false
+		m.Capabilities(base.Can, can)
 	}
 	return base, nil
 }
