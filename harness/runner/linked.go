@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/balancer"
@@ -29,13 +31,21 @@ var LinkedGRPCGo Impl = linkedImpl{}
 // grpc-go's default pick_first), named name. A scenario whose policy
 // this process has not registered, under its mapped name, is
 // not-applicable.
+//
+// It judges the user's code only: a scenario whose policies are all
+// grpc-go's own builders (none mapped, none replaced by the user's module)
+// is not-applicable. The simulator models a channel, not grpc-go's
+// transport (its connection errors name no address, say), and grpc-go's
+// own policies are not what a user's column is about; the lab judges such
+// a scenario as it runs.
 func Linked(name string, policies protocol.PolicyMap) Impl {
-	return linkedImpl{name: name, policies: policies}
+	return linkedImpl{name: name, policies: policies, usersOnly: true}
 }
 
 type linkedImpl struct {
-	name     string             // "" for LinkedGRPCGo's
-	policies protocol.PolicyMap // nil for LinkedGRPCGo
+	name      string             // "" for LinkedGRPCGo's
+	policies  protocol.PolicyMap // nil for LinkedGRPCGo
+	usersOnly bool               // not-applicable unless a policy is the user's (Linked)
 }
 
 func (l linkedImpl) String() string {
@@ -69,16 +79,42 @@ func (l linkedImpl) expressible(s *scenario.Scenario) error {
 	case s.Client.Target == scenario.TargetXDS:
 		return &NotApplicable{Reason: l.String() + " runs no xDS client in this process"}
 	}
-	for _, p := range scenarioPolicies(s) {
+	users := false
+	for _, p := range policiesOrDefault(s) {
 		name := p
 		if mapped, ok := l.policies[p]; ok {
 			name = mapped
 		}
-		if balancer.Get(name) == nil {
+		b := balancer.Get(name)
+		if b == nil {
 			return &NotApplicable{Reason: fmt.Sprintf("%s has no LB policy %s in this process", l, name)}
 		}
+		users = users || !isGRPCGos(b)
+	}
+	if l.usersOnly && !users {
+		return &NotApplicable{Reason: fmt.Sprintf("the scenario runs grpc-go's own %s, none of it yours (no mapped policy); the simulator judges your policies only, the lab judges this scenario as it runs", strings.Join(policiesOrDefault(s), ", "))}
 	}
 	return nil
+}
+
+// policiesOrDefault are the standard policies s uses, or grpc-go's
+// default, pick_first, for a client that names none.
+func policiesOrDefault(s *scenario.Scenario) []string {
+	if ps := scenarioPolicies(s); len(ps) > 0 {
+		return ps
+	}
+	return []string{"pick_first"}
+}
+
+// isGRPCGos reports whether b is one of grpc-go's own builders, not one a
+// user's module registered (under its own name, or replacing a standard
+// one).
+func isGRPCGos(b balancer.Builder) bool {
+	t := reflect.TypeOf(b)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.HasPrefix(t.PkgPath(), "google.golang.org/grpc/")
 }
 
 func (l linkedImpl) labClient(_ context.Context, s *scenario.Scenario) (labClient, error) {
