@@ -151,8 +151,8 @@ func TestInstallGoBalancer_Example(t *testing.T) {
 
 // TestInstallGoBalancer_OnItsOwnGRPC verifies that the driver runs the
 // grpc-go the user's module requires, not the driver's own: the example
-// made to require grpc-go v1.70.0 (from the module cache: no network)
-// says so in its hello.
+// made to require grpc-go v1.70.0 (from the module cache, else the
+// proxy) says so in its hello.
 func TestInstallGoBalancer_OnItsOwnGRPC(t *testing.T) {
 	dir := copyDir(t, exampleBalancer(t))
 	gomod := "module example.com/acme-pickfirst\n\ngo 1.26.0\n\nrequire google.golang.org/grpc v1.70.0\n"
@@ -160,10 +160,8 @@ func TestInstallGoBalancer_OnItsOwnGRPC(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(filepath.Join(dir, "go.sum"))
-	t.Setenv("GOPROXY", "off")
-	t.Setenv("GOSUMDB", "off")
 	if err := checkModuleExists(context.Background(), t.TempDir(), "google.golang.org/grpc@v1.70.0"); err != nil {
-		t.Skipf("driver: grpc-go v1.70.0 is not in the module cache: %v", err)
+		t.Skipf("driver: grpc-go v1.70.0 is neither in the module cache nor on a reachable proxy: %v", err)
 	}
 	cmd := install(t, Release{Name: GoBalancer, Module: dir})
 	if hello := driverHello(t, cmd); hello.Version != "local on grpc-go v1.70.0" {
@@ -247,15 +245,15 @@ func TestInstallGoBalancer_ModuleVersion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The test's module cache, its proxy, then the user's module cache as
-	// a proxy (its download directory is one): nothing from the network,
-	// nothing added to the user's module cache.
+	// The test's module cache; its proxy, then the user's module cache as
+	// a proxy (its download directory is one), then the user's proxy for
+	// what neither has: nothing added to the user's module cache.
 	userCache, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("GOMODCACHE", t.TempDir())
-	t.Setenv("GOPROXY", "file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(userCache)), "cache", "download"))
+	t.Setenv("GOPROXY", "file://"+proxy+",file://"+filepath.Join(strings.TrimSpace(string(userCache)), "cache", "download")+","+goProxy())
 	t.Setenv("GOSUMDB", "off")
 	t.Setenv("GOFLAGS", "-modcacherw")
 	impl, err := ParseRelease("go:" + mod + "@" + version)
