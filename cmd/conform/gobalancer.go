@@ -21,23 +21,23 @@ const canUsage = "a capability of your balancer's mapped policy that conform can
 // validatePolicies checks --policy and --can before any work: each mapping
 // is well formed, each capability is one of a mapped policy's, and there is
 // a user's balancer to map onto.
-func validatePolicies(policies, can, impls []string) error {
+func validatePolicies(command string, policies, can, impls []string) error {
 	if len(policies) == 0 && len(can) == 0 {
 		return nil
 	}
 	m, err := protocol.ParsePolicyMap(policies...)
 	if err != nil {
-		return badUsage("verify: --policy: %v", err)
+		return badUsage("%s: --policy: %v", command, err)
 	}
 	if _, err := protocol.ParseCan(m, can...); err != nil {
-		return badUsage("verify: --can: %v", err)
+		return badUsage("%s: --can: %v", command, err)
 	}
 	for _, arg := range impls {
 		if strings.HasPrefix(arg, driver.GoBalancer+":") {
 			return nil
 		}
 	}
-	return badUsage("verify: --policy maps the scenarios' policies onto your own balancer's: give it as --impl go:<module>@<version> or --impl go:<dir>")
+	return badUsage("%s: --policy maps the scenarios' policies onto your own balancer's: give it as --impl go:<module>@<version> or --impl go:<dir>", command)
 }
 
 // withPolicies gives every user's balancer among impls the --policy

@@ -155,6 +155,7 @@ func TestBinary_GoBalancerErrorsSayWhatIsWrong(t *testing.T) {
 		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--policy", "pick_first=acme_pick_first"}, "give it as --impl go:<module>@<version> or --impl go:<dir>", nil},
 		{[]string{"verify", "--impl", "go:./x", "--policy", "pickfirst=acme"}, "pickfirst is not a policy conform's scenarios use (they use pick_first,", nil},
 		{[]string{"verify", "--impl", "go:./x", "--policy", "pick_first"}, "want STANDARD=YOURS, e.g. pick_first=acme_pick_first", nil},
+		{[]string{"try", "--impl", "grpc-go@v1.85.0", "--policy", "pick_first=acme_pick_first", "x.yaml"}, "try: --policy maps the scenarios' policies onto your own balancer's", nil},
 		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--can", "shuffle"}, "--can: capability \"shuffle\" is pick_first's, which no mapping maps onto yours", nil},
 		{[]string{"verify", "--impl", "go:./x", "--policy", "pick_first=acme", "--can", "frob"}, "--can: capability \"frob\": not one a balancer declares", nil},
 		{[]string{"verify", "--impl", "go:example.com/acme@v1.0.0"}, `impl "go:example.com/acme@v1.0.0": the Go module proxy (GOPROXY=file://`, proxy},

@@ -115,7 +115,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fs.Usage()
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
 	}
-	if err := validatePolicies(f.policies, f.can, f.impls); err != nil {
+	if err := validatePolicies("verify", f.policies, f.can, f.impls); err != nil {
 		return nil, err
 	}
 	f.mode = "lab"
