@@ -242,6 +242,67 @@ func TestVerify_GRPCGoMatrix(t *testing.T) {
 	}
 }
 
+// TestVerify_OwnGoBalancer judges the worked example, a naive sequential
+// pick_first (examples/acme-pickfirst), in the lab as a user would: built
+// into the Go driver from its directory, standing in for pick_first. It
+// has no Happy Eyeballs timer — its source tries the next address only
+// when the current one fails — so with b1's IPv6 address dropping SYNs no
+// IPv4 attempt is ever made (he-dropped-ipv6: a fail of kind absent),
+// while a pass over refusing addresses ends in TRANSIENT_FAILURE only
+// after both failed, which it does (he-all-refused: a pass). The same in
+// the simulator, in a column of its own, which also judges what only the
+// calls between policy and channel show.
+func TestVerify_OwnGoBalancer(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("verify: needs root (the lab)")
+	}
+	t.Setenv("CONFORM_CACHE", t.TempDir())
+	var out, errw bytes.Buffer
+	err := run(context.Background(), []string{"verify", "--impl", "go:../../examples/acme-pickfirst", "--policy", "pick_first=acme_pick_first",
+		"--suite", "a61", "--label-filter", "A61-HE-DELAY-DEFAULT || A61-HE-PASS-ENDS-ALL-FAILED", "--json"}, &out, &errw)
+	var rep struct {
+		Impls []struct {
+			Impl    string
+			Results []struct{ Spec, Requirement, Check, Mode, Verdict, Kind, Evidence string }
+		}
+	}
+	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil || len(rep.Impls) != 2 {
+		t.Fatalf("not a verify report with a lab and a simulator column (%v, run error %v):\n%s\n%s", jerr, err, out.String(), errw.String())
+	}
+	const name = "go:../../examples/acme-pickfirst [pick_first=acme_pick_first]"
+	for i, want := range []string{name, name + " (sim)"} {
+		if got := rep.Impls[i].Impl; got != want {
+			t.Errorf("the report names %q, want %q (the impl as given, with the mapping)", got, want)
+		}
+	}
+	verdicts := map[string]string{}
+	for _, impl := range rep.Impls {
+		for _, r := range impl.Results {
+			if r.Verdict == "error" {
+				t.Errorf("%s: %s %s: error: %s", impl.Impl, r.Spec, r.Requirement, r.Evidence)
+			}
+			if r.Check == "" {
+				verdicts[r.Mode+" "+r.Spec+" "+r.Requirement] = strings.TrimSpace(r.Verdict + " " + r.Kind)
+			}
+		}
+	}
+	for key, want := range map[string]string{
+		"lab he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "fail absent",
+		"lab he-all-refused A61-HE-PASS-ENDS-ALL-FAILED": "pass",
+		"sim he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "fail absent",
+		"sim he-all-refused A61-HE-PASS-ENDS-ALL-FAILED": "pass",
+		// The simulator sees the calls between the policy and its
+		// channel: the subchannel that reported IDLE after the pass was
+		// shut down, never asked to connect (acmepickfirst.go replaces it).
+		"lab he-all-refused A61-HE-AFTER-PASS-IDLE-CONNECTS": "not-applicable",
+		"sim he-all-refused A61-HE-AFTER-PASS-IDLE-CONNECTS": "fail deviates",
+	} {
+		if verdicts[key] != want {
+			t.Errorf("%s: %q, want %q (all: %v)", key, verdicts[key], want, verdicts)
+		}
+	}
+}
+
 // TestRequirements_DocFilterKeepsOtherDocumentsOut verifies that a table for
 // one document does not list the other documents' checks as unknown labels.
 func TestRequirements_DocFilterKeepsOtherDocumentsOut(t *testing.T) {

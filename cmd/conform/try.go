@@ -46,13 +46,16 @@ Flags:
 type tryFlags struct {
 	impl, mode, out, pcap, html string
 	seed                        uint64
+	policies, can               []string // for --impl go:… (as verify's)
 }
 
 func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f := tryFlags{}
 	fs := flag.NewFlagSet("try", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio, grpc-java")
+	fs.StringVar(&f.impl, "impl", "reference", "the implementation: reference, grpc-go@v1.85.0, grpc-js@1.14.7, grpcio, grpc-java,\nor your own Go balancer, go:<module>@<version> or go:<dir> (see conform verify --help)")
+	fs.Var((*implList)(&f.policies), "policy", policyUsage)
+	fs.Var((*implList)(&f.can), "can", canUsage)
 	fs.StringVar(&f.mode, "mode", "lab", "lab, or sim (the reference only)")
 	fs.StringVar(&f.out, "out", "conform-traces", "the directory the traces are written into")
 	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
@@ -65,6 +68,9 @@ func runTry(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return badUsage("try: name at least one scenario file")
+	}
+	if err := validatePolicies("try", f.policies, f.can, []string{f.impl}); err != nil {
+		return err
 	}
 	impl, mode, err := f.resolve(ctx, stderr)
 	if err != nil {
@@ -121,7 +127,11 @@ func (f tryFlags) resolve(ctx context.Context, stderr io.Writer) (runner.Impl, t
 		if err != nil {
 			return nil, "", usageError{err}
 		}
+		rel = withPolicies([]driver.Release{rel}, f.policies, f.can)[0]
 		if err := checkPublished(ctx, []driver.Release{rel}, stderr); err != nil {
+			return nil, "", err
+		}
+		if err := buildBalancers(ctx, []driver.Release{rel}, stderr); err != nil {
 			return nil, "", err
 		}
 		impl = runner.Driver{Impl: rel}

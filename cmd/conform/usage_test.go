@@ -108,6 +108,94 @@ func TestBinary_UsageErrorsSayWhatIsWrong(t *testing.T) {
 	}
 }
 
+// TestBinary_GoBalancerErrorsSayWhatIsWrong runs conform verify with a
+// user's balancer that cannot be judged — a version the module proxy does
+// not have, a directory without a module, a module that does not build, a
+// mapping onto a policy it does not register — and with bad --policy
+// arguments: each exits 2 before any scenario, its last line naming what
+// is wrong and what would be right, and nothing is left in the cache.
+func TestBinary_GoBalancerErrorsSayWhatIsWrong(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "conform")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	example, err := filepath.Abs("../../examples/acme-pickfirst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":    "module example.com/broken\n\ngo 1.26.0\n\nrequire google.golang.org/grpc v1.85.0\n",
+		"broken.go": "package broken\n\nimport _ \"google.golang.org/grpc\"\n\nvar x int = \"not an int\"\n",
+	} {
+		if err := os.WriteFile(filepath.Join(broken, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(t, filepath.Join(example, "go.sum"), filepath.Join(broken, "go.sum"))
+	cache := t.TempDir()
+	// The proxy of conform's own has only grpc-go. Builds use the module
+	// cache and the user's proxy: they are tried only when the example's
+	// driver builds here.
+	proxy := []string{"CONFORM_CACHE=" + cache, "GOPROXY=" + fakeModuleProxy(t), "GOMODCACHE=" + t.TempDir(), "GOSUMDB=off"}
+	builds := []string{"CONFORM_CACHE=" + cache}
+	probe := exec.Command(bin, "verify", "--impl", "go:"+example, "--label-filter", "NO-SUCH-LABEL")
+	probe.Env = append(os.Environ(), builds...)
+	if out, _ := probe.CombinedOutput(); !strings.Contains(string(out), "no spec matches") {
+		t.Logf("the example's driver does not build here, so the build cases are left out:\n%s", out)
+		builds = []string{} // marks the build cases to leave out
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+		env  []string
+	}{
+		{[]string{"verify", "--impl", "go:example.com/acme"}, "say which version of example.com/acme", nil},
+		{[]string{"verify", "--impl", "go:example.com/acme@latest"}, `"latest" is not a module version`, nil},
+		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--policy", "pick_first=acme_pick_first"}, "give it as --impl go:<module>@<version> or --impl go:<dir>", nil},
+		{[]string{"verify", "--impl", "go:./x", "--policy", "pickfirst=acme"}, "pickfirst is not a policy conform's scenarios use (they use pick_first,", nil},
+		{[]string{"verify", "--impl", "go:./x", "--policy", "pick_first"}, "want STANDARD=YOURS, e.g. pick_first=acme_pick_first", nil},
+		{[]string{"try", "--impl", "grpc-go@v1.85.0", "--policy", "pick_first=acme_pick_first", "x.yaml"}, "try: --policy maps the scenarios' policies onto your own balancer's", nil},
+		{[]string{"verify", "--impl", "grpc-go@v1.85.0", "--can", "shuffle"}, "--can: capability \"shuffle\" is pick_first's, which no mapping maps onto yours", nil},
+		{[]string{"verify", "--impl", "go:./x", "--policy", "pick_first=acme", "--can", "frob"}, "--can: capability \"frob\": not one a balancer declares", nil},
+		{[]string{"verify", "--impl", "go:example.com/acme@v1.0.0"}, `impl "go:example.com/acme@v1.0.0": the Go module proxy (GOPROXY=file://`, proxy},
+		{[]string{"verify", "--impl", "go:/nonexistent/acme"}, `impl "go:/nonexistent/acme": no directory /nonexistent/acme; name the directory of your balancer's Go module`, nil},
+		{[]string{"verify", "--impl", "go:" + broken}, "the Go driver does not build with it: " + broken + "/broken.go:5:13: cannot use", builds},
+		{[]string{"verify", "--impl", "go:" + example, "--policy", "pick_first=acme_pick_frist"}, "names acme_pick_frist, which this build has not registered", builds},
+	} {
+		if c.env != nil && len(c.env) == 0 {
+			continue // a build case where the example does not build
+		}
+		cmd := exec.Command(bin, append(c.args, "--label-filter", "NO-SUCH-LABEL")...)
+		cmd.Env = append(os.Environ(), c.env...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		last := lastLine(stderr.String())
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(last, c.says) || strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("conform %s: %v, stderr:\n%s\nwant exit status 2 saying %q", strings.Join(c.args, " "), err, stderr.String(), c.says)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(cache, "drivers", "go-balancer")); len(left) > 1 {
+		t.Errorf("failed builds left %v in the cache (only the example's build belongs there)", left)
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) > 1 {
+		t.Errorf("the cache holds %v, want the drivers directory only (no scratch build left)", entries)
+	}
+}
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return lines[len(lines)-1]

@@ -50,6 +50,19 @@ const verifyUsage = `Usage:
                          names that version and refuses any other)
       reference          conform's own policies, through the same driver
                          protocol as a third party
+      go:example.com/acme@v1.2.3
+      go:./acme          your own Go balancer: a module (at a version, from
+                         the module proxy) or a module's directory, whose
+                         package at the module root registers LB policies in
+                         its init. The Go driver is built with it linked in,
+                         on the grpc-go the module requires, once per version
+                         (a directory: per content); --policy maps the
+                         scenarios' policies onto yours. A version that does
+                         not exist or a module that does not build stops the
+                         run before any scenario. Judged in the lab, then in
+                         the simulator too, a column "(sim)" of its own,
+                         through a program generated with it linked in, on
+                         conform's grpc-go (docs/own-balancer.md)
 
 Flags:
 `
@@ -57,8 +70,10 @@ Flags:
 type verifyFlags struct {
 	runFlags
 	scaleFlags
-	impls  []string
-	failOn string
+	impls    []string
+	policies []string // --policy, as given
+	can      []string // --can, as given
+	failOn   string
 }
 
 type implList []string
@@ -71,6 +86,8 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var((*implList)(&f.impls), "impl", "an implementation to verify (repeat for a matrix of several)")
+	fs.Var((*implList)(&f.policies), "policy", policyUsage)
+	fs.Var((*implList)(&f.can), "can", canUsage)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a56, a61, a62, a75, l9); default all")
 	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
@@ -98,6 +115,9 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 		fs.Usage()
 		return nil, badUsage("verify: unexpected argument %q", fs.Arg(0))
 	}
+	if err := validatePolicies("verify", f.policies, f.can, f.impls); err != nil {
+		return nil, err
+	}
 	f.mode = "lab"
 	if err := f.scaleFlags.validateScale("verify"); err != nil {
 		return nil, err
@@ -112,6 +132,15 @@ type implRun struct {
 	golden   map[string]error // spec name → how the trace differs from the golden one (nil: agrees)
 	wall     time.Duration
 	err      error // the driver could not be installed
+	sim      bool  // a user's balancer in the simulator (judgeInSim), not in the lab
+}
+
+// name is the run's column in the reports.
+func (r *implRun) name() string {
+	if r.sim {
+		return r.impl.String() + simSuffix
+	}
+	return r.impl.String()
 }
 
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -123,6 +152,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	impls = withPolicies(impls, f.policies, f.can)
 	var unranged []driver.Release
 	for _, impl := range impls {
 		if !ranged[impl] { // a range's releases come from the list itself
@@ -130,6 +160,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if err := checkPublished(ctx, unranged, stderr); err != nil {
+		return err
+	}
+	if err := buildBalancers(ctx, impls, stderr); err != nil {
 		return err
 	}
 	shard, _ := parseShard(f.shard) // validated
@@ -157,6 +190,9 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return verifyImpl(withPCAP(ctx, f.pcap), p.impl, p.jobs, f.parallel, dir, stderr)
 	})
 	if err != nil {
+		return err
+	}
+	if runs, err = withSimRuns(ctx, runs, f, shard, stderr); err != nil {
 		return err
 	}
 	goldens := ""
@@ -233,9 +269,9 @@ func matrixOf(runs []*implRun, goldens string) report.Matrix {
 	for _, r := range runs {
 		rs := reportRuns(r.outcomes, goldens)
 		for i := range rs {
-			rs[i].Impl = r.impl.String()
+			rs[i].Impl = r.name()
 		}
-		m.Impls = append(m.Impls, report.Impl{Name: r.impl.String(), Runs: rs, Divergence: r.golden, Wall: r.wall})
+		m.Impls = append(m.Impls, report.Impl{Name: r.name(), Runs: rs, Divergence: r.golden, Wall: r.wall})
 	}
 	return m
 }
@@ -270,7 +306,7 @@ func checkPublished(ctx context.Context, impls []driver.Release, stderr io.Write
 	for _, impl := range impls {
 		err := driver.Published(ctx, impl)
 		switch {
-		case driver.IsNotPublished(err):
+		case driver.IsBadRelease(err):
 			return usageError{err}
 		case err != nil && ctx.Err() == nil:
 			fmt.Fprintf(stderr, "conform: %v; going on\n", err)

@@ -158,6 +158,24 @@ func hasXDS(version string) bool { return semver.Compare(version, xdsSince) >= 0
 // binary to bin atomically. The temporary directory is always removed, and
 // bin's directory is made only for a binary that was built.
 func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) (pkgDir string, flags []string, err error)) error {
+	var flags []string
+	return buildIn(ctx, cache, bin, func(dir string) (string, error) {
+		pkgDir, f, err := prepare(dir)
+		flags = f
+		return pkgDir, err
+	}, func(string) ([]string, error) { return flags, nil })
+}
+
+// buildDriver is buildInto for the driver module at the top of the
+// source, whose build flags are known only once it is tidied (flags
+// reads them from the tidied module).
+func buildDriver(ctx context.Context, cache, bin string, prepare func(dir string) error, flags func(dir string) ([]string, error)) error {
+	return buildIn(ctx, cache, bin, func(dir string) (string, error) { return dir, prepare(dir) }, flags)
+}
+
+// buildIn is buildInto with the build flags asked for after tidying; the
+// build command is "go build" unless command says another ("test", "-c").
+func buildIn(ctx context.Context, cache, bin string, prepare func(dir string) (string, error), flagsOf func(pkgDir string) ([]string, error), command ...string) error {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return err
 	}
@@ -169,15 +187,22 @@ func buildInto(ctx context.Context, cache, bin string, prepare func(dir string) 
 	if err := writeEmbedded(tmp); err != nil {
 		return err
 	}
-	pkgDir, flags, err := prepare(tmp)
+	pkgDir, err := prepare(tmp)
 	if err != nil {
 		return err
 	}
 	if err := goCmd(ctx, pkgDir, "mod", "tidy"); err != nil {
 		return err
 	}
+	flags, err := flagsOf(pkgDir)
+	if err != nil {
+		return err
+	}
 	out := filepath.Join(tmp, "driver.bin")
-	args := append([]string{"build", "-o", out}, flags...)
+	if len(command) == 0 {
+		command = []string{"build"}
+	}
+	args := append(append(command, "-o", out), flags...)
 	if err := goCmd(ctx, pkgDir, append(args, ".")...); err != nil {
 		return err
 	}
@@ -297,7 +322,13 @@ func embeddedHash() string {
 
 // treeHash identifies a Go source tree: its go.mod, go.sum and .go files,
 // skipping nested modules, hidden and testdata directories.
-func treeHash(root string) (string, error) {
+func treeHash(root string) (string, error) { return hashTree(root, false) }
+
+// contentHash is treeHash by the files' paths relative to root: the same
+// sources anywhere have the same hash.
+func contentHash(root string) (string, error) { return hashTree(root, true) }
+
+func hashTree(root string, relative bool) (string, error) {
 	h := sha256.New()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -317,7 +348,11 @@ func treeHash(root string) (string, error) {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		name = p
+		if relative {
+			name, _ = filepath.Rel(root, p)
+		}
+		fmt.Fprintf(h, "%s %d\n", name, len(b))
 		h.Write(b)
 		return nil
 	})

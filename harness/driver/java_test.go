@@ -110,11 +110,11 @@ func TestCompileJava_Failure_LeavesNoEntry(t *testing.T) {
 // passes.
 func TestPublished_GRPCJava_OnlyTheInstalledVersion(t *testing.T) {
 	sys := requireJava(t)
-	err := Published(t.Context(), Release{GRPCJava, "1.99.0"})
+	err := Published(t.Context(), Release{Name: GRPCJava, Version: "1.99.0"})
 	if !IsNotPublished(err) || !strings.Contains(err.Error(), "1.99.0") || !strings.Contains(err.Error(), GRPCJava+"@"+sys.GRPCVersion()) {
 		t.Errorf("Published(grpc-java@1.99.0) = %v, want a NotPublishedError naming grpc-java@%s", err, sys.GRPCVersion())
 	}
-	if err := Published(t.Context(), Release{GRPCJava, sys.GRPCVersion()}); err != nil {
+	if err := Published(t.Context(), Release{Name: GRPCJava, Version: sys.GRPCVersion()}); err != nil {
 		t.Errorf("Published(grpc-java@%s) = %v, want nil", sys.GRPCVersion(), err)
 	}
 }

@@ -53,7 +53,7 @@ func TestInstall_UnknownGRPCGoVersion_SaysSo(t *testing.T) {
 	if err := checkModuleExists(context.Background(), t.TempDir(), "google.golang.org/grpc@v1.55.0"); err != nil {
 		t.Skipf("driver: the module proxy is not reachable: %v", err)
 	}
-	_, err := Install(context.Background(), Release{GRPCGo, "v1.999.0"}, InstallEnv{Cache: t.TempDir()})
+	_, err := Install(context.Background(), Release{Name: GRPCGo, Version: "v1.999.0"}, InstallEnv{Cache: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "not available from the module proxy") {
 		t.Errorf("err = %v, want it to say the version is not on the proxy", err)
 	}

@@ -54,6 +54,8 @@ func Published(ctx context.Context, impl Release) error {
 		return npmPublished(ctx, impl)
 	case impl.Name == GRPCJava && impl.Version != "":
 		return javaInstalled(ctx, impl)
+	case impl.Name == GoBalancer:
+		return goBalancerPublished(ctx, impl)
 	}
 	return nil
 }
@@ -75,7 +77,12 @@ func javaInstalled(ctx context.Context, impl Release) error {
 
 // goPublished asks the go command for grpc-go's module at impl.Version.
 func goPublished(ctx context.Context, impl Release) error {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-e", "-json", grpcModule+"@"+impl.Version)
+	return modulePublished(ctx, impl, grpcModule)
+}
+
+// modulePublished asks the go command for module mod at impl.Version.
+func modulePublished(ctx context.Context, impl Release, mod string) error {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-e", "-json", mod+"@"+impl.Version)
 	cmd.Dir, cmd.Env = "/", goEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -85,7 +92,7 @@ func goPublished(ctx context.Context, impl Release) error {
 		Error   *struct{ Err string }
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &info); err != nil {
-		return fmt.Errorf("checking %s: go list -m %s@%s: %v %s", impl, grpcModule, impl.Version, runErr, oneLine(stderr.String()))
+		return fmt.Errorf("checking %s: go list -m %s@%s: %v %s", impl, mod, impl.Version, runErr, oneLine(stderr.String()))
 	}
 	if info.Error == nil {
 		return nil
@@ -94,7 +101,11 @@ func goPublished(ctx context.Context, impl Release) error {
 	if unreachable(detail) {
 		return fmt.Errorf("checking %s: the Go module proxy cannot be asked: %s", impl, detail)
 	}
-	return &NotPublishedError{Release: impl, Where: "the Go module proxy (GOPROXY=" + goProxy() + ")", Detail: lastClause(detail)}
+	np := &NotPublishedError{Release: impl, Where: "the Go module proxy (GOPROXY=" + goProxy() + ")", Detail: lastClause(detail)}
+	if impl.Name == GoBalancer {
+		np.Want = "name a version it has (go list -m -versions " + mod + "), or your module's directory (go:./dir)"
+	}
+	return np
 }
 
 // unreachable reports whether a go command error says the proxy was not
@@ -171,4 +182,12 @@ func lastLines(s string, n int) string {
 func IsNotPublished(err error) bool {
 	var np *NotPublishedError
 	return errors.As(err, &np)
+}
+
+// IsBadRelease reports whether err says the user named a release that
+// cannot be run — a version that does not exist, a balancer module that is
+// missing or does not build — rather than that conform could not check.
+func IsBadRelease(err error) bool {
+	var bm *BadModuleError
+	return IsNotPublished(err) || errors.As(err, &bm)
 }

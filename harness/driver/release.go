@@ -25,14 +25,39 @@ import (
 // default. What runs it is runner.Driver.
 type Release struct {
 	Name, Version string
+	// Module is, for a user's Go balancer (Name GoBalancer), its module
+	// path ("example.com/acme", with Version its module version) or its
+	// local directory as the user gave it ("./examples/acme-pickfirst",
+	// Version "").
+	Module string
+	// Policies maps the scenarios' standard policies onto the user's
+	// balancer's (PolicyMap.String, "pick_first=acme_pick_first"); only a
+	// GoBalancer release has one.
+	Policies string
+	// Can are the capabilities the user declares for the mapped policies
+	// (protocol.ParseCan, joined by commas: "shuffle").
+	Can string
 }
 
 func (r Release) String() string {
-	if r.Version == "" {
-		return r.Name
+	name := r.Name
+	if r.Name == GoBalancer {
+		name = GoBalancer + ":" + r.Module
 	}
-	return r.Name + "@" + r.Version
+	if r.Version != "" {
+		name += "@" + r.Version
+	}
+	switch {
+	case r.Policies != "" && r.Can != "":
+		name += " [" + r.Policies + "; can " + r.Can + "]"
+	case r.Policies != "":
+		name += " [" + r.Policies + "]"
+	}
+	return name
 }
+
+// IsLocal reports whether r is a user's Go balancer in a local directory.
+func (r Release) IsLocal() bool { return r.Name == GoBalancer && r.Version == "" }
 
 // The implementations conform knows.
 const (
@@ -41,6 +66,9 @@ const (
 	GRPCIO    = "grpcio"
 	GRPCJava  = "grpc-java"
 	Reference = "reference"
+	// GoBalancer is a user's own Go balancer module, linked into the Go
+	// driver: "go:<module>@<version>" or "go:<local dir>" (gobalancer.go).
+	GoBalancer = "go"
 )
 
 // ParseRelease parses "name@version" ("grpc-go@v1.85.0", "grpc-js@1.14.7",
@@ -48,6 +76,9 @@ const (
 // version with its "v", grpc-java one without; the reference takes none (it
 // is this conform's).
 func ParseRelease(arg string) (Release, error) {
+	if rest, ok := strings.CutPrefix(arg, GoBalancer+":"); ok {
+		return parseGoBalancer(arg, rest)
+	}
 	name, version, hasVersion := strings.Cut(arg, "@")
 	impl := Release{Name: name, Version: version}
 	switch {
@@ -68,7 +99,7 @@ func ParseRelease(arg string) (Release, error) {
 }
 
 func knownNames() []string {
-	return []string{GRPCGo, GRPCJS, GRPCIO, GRPCJava, Reference}
+	return []string{GRPCGo, GRPCJS, GRPCIO, GRPCJava, Reference, "go:<module>@<version>", "go:<dir>"}
 }
 
 // Command is how to start a driver: a program, its arguments, extra

@@ -12,9 +12,14 @@ import (
 // that a bad one is refused with the reason.
 func TestParseRelease_SpecsAndErrors(t *testing.T) {
 	for spec, want := range map[string]Release{
-		"grpc-go@v1.85.0": {GRPCGo, "v1.85.0"}, "grpc-go@v1.55.0": {GRPCGo, "v1.55.0"},
-		"reference": {Reference, ""}, "grpc-js@1.14.7": {GRPCJS, "1.14.7"}, "grpcio": {GRPCIO, ""},
-		"grpc-java": {GRPCJava, ""}, "grpc-java@1.41.3": {GRPCJava, "1.41.3"},
+		"grpc-go@v1.85.0": {Name: GRPCGo, Version: "v1.85.0"}, "grpc-go@v1.55.0": {Name: GRPCGo, Version: "v1.55.0"},
+		"reference": {Name: Reference}, "grpc-js@1.14.7": {Name: GRPCJS, Version: "1.14.7"}, "grpcio": {Name: GRPCIO},
+		"grpc-java": {Name: GRPCJava}, "grpc-java@1.41.3": {Name: GRPCJava, Version: "1.41.3"},
+		"go:example.com/acme@v1.2.3":                             {Name: GoBalancer, Module: "example.com/acme", Version: "v1.2.3"},
+		"go:example.com/acme@v0.0.0-20260101000000-abcdef123456": {Name: GoBalancer, Module: "example.com/acme", Version: "v0.0.0-20260101000000-abcdef123456"},
+		"go:./examples/acme-pickfirst":                           {Name: GoBalancer, Module: "./examples/acme-pickfirst"},
+		"go:../acme":                                             {Name: GoBalancer, Module: "../acme"},
+		"go:/src/acme@2":                                         {Name: GoBalancer, Module: "/src/acme@2"},
 	} {
 		got, err := ParseRelease(spec)
 		if err != nil || got != want || got.String() != spec {
@@ -25,6 +30,12 @@ func TestParseRelease_SpecsAndErrors(t *testing.T) {
 		"grpc-go": "say which grpc-go", "grpc-go@1.85.0": "not a grpc-go module version", "grpc-go@v1.85": "not a grpc-go module version",
 		"reference@v1": "no version", "grpc-js@": "empty version", "grpc-rs@1.0": "unknown implementation",
 		"grpc-java@v1.41.3": "not a grpc-java version", "grpc-java@1.41": "not a grpc-java version",
+		"go:":                         "name your balancer's module: want go:<module>@<version>",
+		"go:example.com/acme":         "say which version of example.com/acme (a directory starts with ./ or /)",
+		"go:example.com/acme@":        "say which version",
+		"go:example.com/acme@latest":  `"latest" is not a module version`,
+		"go:example.com/acme@v1.2":    `"v1.2" is not a module version`,
+		"go:Example..com/acme@v1.0.0": "malformed module path",
 	} {
 		if _, err := ParseRelease(spec); err == nil || !strings.Contains(err.Error(), reason) {
 			t.Errorf("ParseRelease(%q) error = %v, want %q", spec, err, reason)
@@ -40,7 +51,7 @@ func TestInstallGo_UnpublishedVersionLeavesNothing(t *testing.T) {
 	t.Setenv("GOMODCACHE", t.TempDir())
 	t.Setenv("GOSUMDB", "off")
 	cache := t.TempDir()
-	impl := Release{GRPCGo, "v9.9.9"}
+	impl := Release{Name: GRPCGo, Version: "v9.9.9"}
 	_, err := Install(context.Background(), impl, InstallEnv{Cache: cache})
 	if err == nil || !strings.Contains(err.Error(), "not available from the module proxy") {
 		t.Errorf("Install(%s) = %v, want the proxy's refusal", impl, err)

@@ -99,10 +99,10 @@ func TestExpandRange_ListFailureIsTheError(t *testing.T) {
 
 func TestCheckRelease(t *testing.T) {
 	ctx := context.Background()
-	if err := CheckRelease(ctx, Release{GRPCGo, "v1.57.2"}, goList); err != nil {
+	if err := CheckRelease(ctx, Release{Name: GRPCGo, Version: "v1.57.2"}, goList); err != nil {
 		t.Errorf("v1.57.2: %v", err)
 	}
-	err := CheckRelease(ctx, Release{GRPCGo, "v9.9.9"}, goList)
+	err := CheckRelease(ctx, Release{Name: GRPCGo, Version: "v9.9.9"}, goList)
 	if err == nil || !strings.Contains(err.Error(), `impl "grpc-go@v9.9.9": v9.9.9 is not a release (nearest: v1.58.0`) {
 		t.Errorf("v9.9.9: got %v", err)
 	}

@@ -68,8 +68,8 @@ func (m Matrix) Text(w io.Writer) {
 	const col = 18
 	g := m.grid()
 	fmt.Fprintf(w, "\n%-36s", "requirement")
-	for _, im := range m.Impls {
-		fmt.Fprintf(w, " %-*s", col, clip(im.Name, col))
+	for _, h := range m.headers(col) {
+		fmt.Fprintf(w, " %-*s", col, h)
 	}
 	fmt.Fprintln(w)
 	for _, id := range g.rows {
@@ -92,6 +92,25 @@ func (m Matrix) Text(w io.Writer) {
 	m.printSince(w)
 	m.printNotApplicable(w)
 	m.printEvidence(w)
+}
+
+// headers are the implementations' column headers, col wide: each name
+// clipped at its end, or, where two would read the same (a user's
+// balancer's lab and simulator columns), clipped in its middle.
+func (m Matrix) headers(col int) []string {
+	var out []string
+	seen := map[string]int{}
+	for _, im := range m.Impls {
+		h := clip(im.Name, col)
+		out = append(out, h)
+		seen[h]++
+	}
+	for i, im := range m.Impls {
+		if seen[out[i]] > 1 {
+			out[i] = clipMiddle(im.Name, col)
+		}
+	}
+	return out
 }
 
 // printNotApplicable lists, per implementation, why rows were

@@ -90,6 +90,18 @@ func clip(s string, n int) string {
 	return s[:n-1] + "…"
 }
 
+// clipMiddle shortens s to n columns keeping its start and its end, an
+// ellipsis between: implementation names that share a start ("go:./acme
+// [pick_first=acme]" and "go:./acme [pick_first=acme] (sim)") stay told
+// apart by their ends.
+func clipMiddle(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	head := (n - 1) / 2
+	return s[:head] + "…" + s[len(s)-(n-1-head):]
+}
+
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }

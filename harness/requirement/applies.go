@@ -35,8 +35,13 @@ var implLanguages = map[string]string{
 
 // LanguageOf is the language of an implementation named as traces and
 // releases name it ("grpc-go", "grpc-go@v1.85.0", "grpc-go@v1.86.0
-// (linked)"), or "" when conform does not know it.
+// (linked)"), or "" when conform does not know it. A user's own Go
+// balancer ("go:example.com/acme@v1.2.3", driver.GoBalancer) runs in
+// grpc-go: Go.
 func LanguageOf(impl string) string {
+	if strings.HasPrefix(impl, "go:") {
+		return Go
+	}
 	name, _, _ := strings.Cut(impl, "@")
 	name, _, _ = strings.Cut(name, " ")
 	return implLanguages[name]

@@ -142,6 +142,7 @@ func TestLanguageOf(t *testing.T) {
 	for impl, want := range map[string]string{
 		"grpc-go": Go, "grpc-go@v1.85.0": Go, "grpc-go@v1.86.0 (linked)": Go,
 		"grpc-js": Node, "grpc-js@1.14.7": Node, "grpcio": CCore, "grpc-java": Java,
+		"go:example.com/acme@v1.2.3 [pick_first=acme_pick_first]": Go, "go:./acme": Go,
 		"reference": "", "acme": "",
 	} {
 		if got := LanguageOf(impl); got != want {

@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/serviceconfig"
 	"google.golang.org/grpc/status"
 
+	"github.com/conformlab/conform/drivers/go/protocol"
 	"github.com/conformlab/conform/harness/recorder"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
@@ -39,7 +40,8 @@ type inProcess struct {
 	recorded bool
 	policy   string // the reference policy and its config ("" with an xds target)
 	config   string
-	health   healthCheck // the client's health checking (healthCheckConfig), kept in its service config
+	health   healthCheck        // the client's health checking (healthCheckConfig), kept in its service config
+	mapped   protocol.PolicyMap // grpc-go's own: a user's policies standing in for standard ones (Linked)
 
 	lr    *labRun
 	res   *manual.Resolver
@@ -320,7 +322,7 @@ func (c *inProcess) stepPolicy(a scenario.SetConfig) (policy, config string, err
 	if c.recorded {
 		return stepPolicy(a, c.switches)
 	}
-	return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+	return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}, c.mapped)
 }
 
 func (c *inProcess) resolve(a scenario.ResolverUpdate) error {

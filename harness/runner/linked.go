@@ -3,9 +3,14 @@ package runner
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/balancer"
 	"google.golang.org/grpc/resolver"
+
+	"github.com/conformlab/conform/drivers/go/protocol"
 
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/sim"
@@ -20,9 +25,35 @@ import (
 // channel, on wall time. `conform lab demo` runs it.
 var LinkedGRPCGo Impl = linkedImpl{}
 
-type linkedImpl struct{}
+// Linked is LinkedGRPCGo with the policies of a user's balancer linked
+// into this process standing in for the scenarios' standard ones (the
+// mapping of `verify --policy`; any depth of the service config, and
+// grpc-go's default pick_first), named name. A scenario whose policy
+// this process has not registered, under its mapped name, is
+// not-applicable.
+//
+// It judges the user's code only: a scenario whose policies are all
+// grpc-go's own builders (none mapped, none replaced by the user's module)
+// is not-applicable. The simulator models a channel, not grpc-go's
+// transport (its connection errors name no address, say), and grpc-go's
+// own policies are not what a user's column is about; the lab judges such
+// a scenario as it runs.
+func Linked(name string, policies protocol.PolicyMap) Impl {
+	return linkedImpl{name: name, policies: policies, usersOnly: true}
+}
 
-func (linkedImpl) String() string { return "grpc-go@v" + grpc.Version + " (linked)" }
+type linkedImpl struct {
+	name      string             // "" for LinkedGRPCGo's
+	policies  protocol.PolicyMap // nil for LinkedGRPCGo
+	usersOnly bool               // not-applicable unless a policy is the user's (Linked)
+}
+
+func (l linkedImpl) String() string {
+	if l.name != "" {
+		return l.name
+	}
+	return "grpc-go@v" + grpc.Version + " (linked)"
+}
 
 // runSim runs grpc-go's own policy on the simulator's channel. Its
 // policies read the wall clock, so the simulator runs on wall time for them
@@ -31,11 +62,11 @@ func (l linkedImpl) runSim(ctx context.Context, s *scenario.Scenario, opts Optio
 	if err := l.expressible(s); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	policy, config, err := linkedPolicy(s.Client)
+	policy, config, err := linkedPolicy(s.Client, l.policies)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
-	sr := &simRun{s: s, policy: policy, linked: true}
+	sr := &simRun{s: s, policy: policy, linked: true, mapped: l.policies}
 	return sr.simulate(ctx, l.String(), config, opts, func(*sim.Channel) error { return nil })
 }
 
@@ -48,24 +79,63 @@ func (l linkedImpl) expressible(s *scenario.Scenario) error {
 	case s.Client.Target == scenario.TargetXDS:
 		return &NotApplicable{Reason: l.String() + " runs no xDS client in this process"}
 	}
+	users := false
+	for _, p := range policiesOrDefault(s) {
+		name := p
+		if mapped, ok := l.policies[p]; ok {
+			name = mapped
+		}
+		b := balancer.Get(name)
+		if b == nil {
+			return &NotApplicable{Reason: fmt.Sprintf("%s has no LB policy %s in this process", l, name)}
+		}
+		users = users || !isGRPCGos(b)
+	}
+	if l.usersOnly && !users {
+		return &NotApplicable{Reason: fmt.Sprintf("the scenario runs grpc-go's own %s, none of it yours (no mapped policy); the simulator judges your policies only, the lab judges this scenario as it runs", strings.Join(policiesOrDefault(s), ", "))}
+	}
 	return nil
+}
+
+// policiesOrDefault are the standard policies s uses, or grpc-go's
+// default, pick_first, for a client that names none.
+func policiesOrDefault(s *scenario.Scenario) []string {
+	if ps := scenarioPolicies(s); len(ps) > 0 {
+		return ps
+	}
+	return []string{"pick_first"}
+}
+
+// isGRPCGos reports whether b is one of grpc-go's own builders, not one a
+// user's module registered (under its own name, or replacing a standard
+// one).
+func isGRPCGos(b balancer.Builder) bool {
+	t := reflect.TypeOf(b)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.HasPrefix(t.PkgPath(), "google.golang.org/grpc/")
 }
 
 func (l linkedImpl) labClient(_ context.Context, s *scenario.Scenario) (labClient, error) {
 	if err := l.expressible(s); err != nil {
 		return nil, err
 	}
-	policy, config, err := linkedPolicy(s.Client)
+	policy, config, err := linkedPolicy(s.Client, l.policies)
 	if err != nil {
 		return nil, err
 	}
-	return &inProcess{name: l.String(), policy: policy, config: config}, nil
+	return &inProcess{name: l.String(), policy: policy, config: config, mapped: l.policies}, nil
 }
 
 // linkedPolicy is the client's policy and its config, in grpc-go's
-// registered (standard) names.
-func linkedPolicy(c scenario.Client) (policy, config string, err error) {
-	return reference.FirstLBConfig(c.EffectiveServiceConfig())
+// registered (standard) names, the mapped ones renamed.
+func linkedPolicy(c scenario.Client, mapped protocol.PolicyMap) (policy, config string, err error) {
+	sc, err := mapped.Rewrite(c.EffectiveServiceConfig())
+	if err != nil {
+		return "", "", err
+	}
+	return reference.FirstLBConfig(sc)
 }
 
 // linkedResolverState is the resolver state grpc-go's own policies receive

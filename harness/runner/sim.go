@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/resolver"
 
+	"github.com/conformlab/conform/drivers/go/protocol"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/scenario/xds"
 	"github.com/conformlab/conform/harness/sim"
@@ -92,6 +93,7 @@ type simRun struct {
 	w      *sim.Channel
 	env    reference.Switches           // the reference's options from the scenario's environment
 	linked bool                         // grpc-go's own policies (LinkedGRPCGo), not the reference's
+	mapped protocol.PolicyMap           // with linked: a user's policies standing in for standard ones (Linked)
 	policy string                       // the reference policy the channel was built with
 	faults map[string]scenario.SetFault // per concrete address
 	down   map[string]bool              // backends taken down
@@ -371,7 +373,7 @@ func (sw *simRun) resolverState(u scenario.ResolverUpdate) (resolver.State, [][]
 // channel's policies are registered under.
 func (sw *simRun) stepPolicy(a scenario.SetConfig) (policy, config string, err error) {
 	if sw.linked {
-		return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig})
+		return linkedPolicy(scenario.Client{LBPolicy: a.LBPolicy, LBConfig: a.LBConfig, ServiceConfig: a.ServiceConfig}, sw.mapped)
 	}
 	return stepPolicy(a, sw.env)
 }

@@ -203,7 +203,9 @@ func parseConfig(b balancer.Builder, js string) (serviceconfig.LoadBalancingConf
 	}
 	p, ok := b.(balancer.ConfigParser)
 	if !ok {
-		return nil, fmt.Errorf("sim: balancer %q takes no config (not a balancer.ConfigParser)", b.Name())
+		// grpc-go's channel builds such a balancer with no config,
+		// whatever the service config gives it (internal/serviceconfig).
+		return nil, nil
 	}
 	cfg, err := p.ParseConfig(json.RawMessage(js))
 	if err != nil {

@@ -192,7 +192,6 @@ func heAllRefused() spec.Spec {
 			{Requirement: "A61-HE-AFTER-PASS-IDLE-CONNECTS", Needs: spec.NeedsPolicy, Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				end := passEnd(g, tr, "b1/ipv6", "b1/ipv4")
 				idles := trace.Select(spec.Of(tr, trace.KindSubchannelState), func(e trace.Event) bool { return e.T > end && e.State == "IDLE" })
-				g.Expect(len(idles)).To(gomega.BeNumerically(">=", 3), "a backoff ends twice for the subchannel that wins, at least once for the other")
 				for _, idle := range idles {
 					var connect *trace.Event
 					for _, e := range spec.Of(tr, trace.KindSubchannelConnect) {
@@ -206,6 +205,10 @@ func heAllRefused() spec.Spec {
 					g.Expect(connect.T-idle.T).To(gomega.BeNumerically("<=", spec.Within(tr, 10*time.Millisecond)),
 						"%s should be asked to connect as soon as it reports IDLE", idle.Subchannel)
 				}
+				// Each IDLE seen was asked to connect: the rule held as
+				// often as the run exercised it, which is a verdict only
+				// if that was as often as the scenario arranges.
+				verdict.Require(len(idles) >= 3, "%d subchannel(s) reported IDLE after the pass; the scenario arranges 3 (a backoff ends twice for the subchannel that wins, at least once for the other): the rule was not exercised as the check needs", len(idles))
 			}},
 			{Requirement: "A61-HE-AFTER-PASS-RERESOLVE-COUNT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				// After the pass: one re-resolution per two failures (two
@@ -335,7 +338,7 @@ func heTurnIdle() spec.Spec {
 						ready = e.T
 					}
 				}
-				g.Expect(ready).NotTo(gomega.BeZero(), "b1 never READY")
+				verdict.Require(ready != 0, "b1 never READY: no subchannel was chosen, so none had others to release")
 				for _, other := range addrs(tr, "b2/ipv4", "b3/ipv4", "b4/ipv4") {
 					sd := spec.SubchannelEvents(tr, other, trace.KindSubchannelShutdown)
 					g.Expect(sd).NotTo(gomega.BeEmpty(), "%s's attempt is still in flight", other)
