@@ -243,6 +243,35 @@ func TestRunLab_GRPCGo155_NoEndpointsNoHappyEyeballs(t *testing.T) {
 	}
 }
 
+// TestRunLab_GRPCGo160_EndpointsAndAddresses verifies a grpc-go of the
+// releases that have resolver.State.Endpoints but whose policies still read
+// Addresses (v1.58 to v1.63) gets its updates as both, as grpc-go's own
+// DNS resolver sends them: its pick_first and round_robin connect and
+// serve, rather than failing every RPC with "produced zero addresses" (the
+// since table over v1.58.3..v1.63.2 was 40 false fails a release before).
+func TestRunLab_GRPCGo160_EndpointsAndAddresses(t *testing.T) {
+	requireLab(t)
+	impl := driver.Release{Name: driver.GRPCGo, Version: "v1.60.1"}
+	install(t, impl)
+	for _, policy := range []string{"pick_first", "round_robin"} {
+		s := scenario.New("endpoints-and-addresses").
+			Backend("b1", scenario.Dual).
+			LB(policy, `{}`).
+			At(0, scenario.Resolve(scenario.EP("b1/ipv4", "b1/ipv6"))).
+			At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+			After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
+			End(6 * time.Second).
+			MustBuild()
+		tr, err := Run(context.Background(), s, Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{})
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", policy, err, dumpTrace(tr))
+		}
+		if res, ok := firstOf(tr.Events, trace.KindRPCResult, ""); !ok || res.Code != "OK" || res.Backend != "b1" {
+			t.Errorf("%s: rpc-result %+v, want OK from b1\n%s", policy, res, dumpTrace(tr))
+		}
+	}
+}
+
 // TestRunLab_GRPCJS_HappyEyeballs runs he-dropped-ipv6 through the grpc-js
 // driver (installed from npm into the cache): the RPC is answered by b1 over
 // IPv4, and the IPv4 SYN follows the dropped IPv6 SYN (A61's delay, if

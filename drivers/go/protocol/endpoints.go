@@ -13,6 +13,11 @@ import (
 // so an endpoint with several addresses is expressed as it is.
 const hasEndpoints = true
 
+// resolverState carries eps as Endpoints and, flattened in order, as
+// Addresses too, as grpc-go's own DNS resolver does: from v1.58 to v1.63
+// the channel's policies (pick_first, round_robin's base balancer) read
+// Addresses only and take an update without them for "produced zero
+// addresses"; later ones read Endpoints where they are set.
 func resolverState(eps [][]string) resolver.State {
 	var st resolver.State
 	for _, ep := range eps {
@@ -21,6 +26,7 @@ func resolverState(eps [][]string) resolver.State {
 			e.Addresses = append(e.Addresses, resolver.Address{Addr: a})
 		}
 		st.Endpoints = append(st.Endpoints, e)
+		st.Addresses = append(st.Addresses, e.Addresses...)
 	}
 	return st
 }
