@@ -218,7 +218,7 @@ func (f *runFlags) jobs(modes []trace.Mode) ([]spec.Job, error) {
 				return nil, err
 			}
 			for _, m := range modes {
-				if sp.RunsIn(m) && (filter == nil || filter(labelsOf(sp, m))) {
+				if sp.RunsIn(m) && spec.Selected(sp, m, filter, f.labelFilter) {
 					jobs = append(jobs, spec.Job{Spec: sp, Mode: m})
 				}
 			}
@@ -228,15 +228,6 @@ func (f *runFlags) jobs(modes []trace.Mode) ([]spec.Job, error) {
 		return nil, usageError{fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v): see `conform requirements` for the IDs and labels", f.suite, f.labelFilter, modes)}
 	}
 	return jobs, nil
-}
-
-func labelsOf(sp spec.Spec, m trace.Mode) []string {
-	l := append([]string{string(sp.Doc)}, sp.Requirements()...)
-	l = append(l, sp.Labels...)
-	if m == spec.Lab {
-		return append(l, spec.LabelLab)
-	}
-	return append(l, spec.LabelSim)
 }
 
 func (f *runFlags) tracesDir() (string, error) {
