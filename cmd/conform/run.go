@@ -51,6 +51,12 @@ const recordUsage = `Usage:
 Flags:
 `
 
+// labelFilterUsage is the help of --label-filter (run, record, verify).
+const labelFilterUsage = "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow, Long…\n" +
+	"(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab'). A lab run labelled Long lasts half an\n" +
+	"hour or more (A62's default idle timeout) and runs only when the filter names Long:\n" +
+	"'A62-IDLE-TIMEOUT-DEFAULT && Long'"
+
 // runFlags are the flags of run and record.
 type runFlags struct {
 	suite, labelFilter, mode, junit, traces, html, pcap string
@@ -64,7 +70,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a56, a61, a62, a75, l9); default all")
-	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
+	fs.StringVar(&f.labelFilter, "label-filter", "", labelFilterUsage)
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
 	usage := recordUsage
 	if name == "run" {
