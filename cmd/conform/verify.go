@@ -173,6 +173,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	f.sayLongLeftOut(stderr)
 	simOnly, err := f.simOnly()
 	if err != nil {
 		return err
