@@ -103,7 +103,7 @@ func expectHENotGated(_ gomega.Gomega, tr *trace.Trace) {
 	room := defaultDelay + spec.TimerWithin(tr)
 	verdict.Require(r.pending >= room,
 		"the first connection attempt (to %s at %s) %s after %v, within one Connection Attempt Delay and the lab's timer tolerance (%v): no room for a second attempt",
-		r.first.Addr, trace.FormatT(r.first.T), r.ended, r.pending.Round(100*time.Microsecond), room)
+		r.first.Addr, trace.FormatT(r.first.T), r.ended, r.pending.Round(time.Microsecond), room)
 	verdict.NoSign("no environment switch set, and no second attempt while the first (to %s at %s) was pending for %v until %s: Happy Eyeballs did not run",
 		r.first.Addr, trace.FormatT(r.first.T), r.pending.Round(time.Millisecond), r.ended)
 }
