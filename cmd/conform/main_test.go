@@ -247,7 +247,8 @@ func TestVerify_GRPCGoMatrix(t *testing.T) {
 // into the Go driver from its directory, standing in for pick_first. It
 // has no Happy Eyeballs timer — its source tries the next address only
 // when the current one fails — so with b1's IPv6 address dropping SYNs no
-// IPv4 attempt is ever made (he-dropped-ipv6: a fail of kind absent),
+// IPv4 attempt is ever made (he-dropped-ipv6: A61-HE-NOT-GATED's fail, of
+// kind absent; the delay's check inconclusive, having no delay to judge),
 // while a pass over refusing addresses ends in TRANSIENT_FAILURE only
 // after both failed, which it does (he-all-refused: a pass). The same in
 // the simulator, in a column of its own, which also judges what only the
@@ -259,7 +260,7 @@ func TestVerify_OwnGoBalancer(t *testing.T) {
 	t.Setenv("CONFORM_CACHE", t.TempDir())
 	var out, errw bytes.Buffer
 	err := run(context.Background(), []string{"verify", "--impl", "go:../../examples/acme-pickfirst", "--policy", "pick_first=acme_pick_first",
-		"--suite", "a61", "--label-filter", "A61-HE-DELAY-DEFAULT || A61-HE-PASS-ENDS-ALL-FAILED", "--json"}, &out, &errw)
+		"--suite", "a61", "--label-filter", "A61-HE-DELAY-DEFAULT || A61-HE-NOT-GATED || A61-HE-PASS-ENDS-ALL-FAILED", "--json"}, &out, &errw)
 	var rep struct {
 		Impls []struct {
 			Impl    string
@@ -287,9 +288,13 @@ func TestVerify_OwnGoBalancer(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]string{
-		"lab he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "fail absent",
+		// No Happy Eyeballs with no switch set: A61-HE-NOT-GATED's fail;
+		// the delay has no value to judge.
+		"lab he-dropped-ipv6 A61-HE-NOT-GATED":           "fail absent",
+		"lab he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "inconclusive",
 		"lab he-all-refused A61-HE-PASS-ENDS-ALL-FAILED": "pass",
-		"sim he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "fail absent",
+		"sim he-dropped-ipv6 A61-HE-NOT-GATED":           "fail absent",
+		"sim he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       "inconclusive",
 		"sim he-all-refused A61-HE-PASS-ENDS-ALL-FAILED": "pass",
 		// The simulator sees the calls between the policy and its
 		// channel: the subchannel that reported IDLE after the pass was

@@ -51,12 +51,19 @@ const recordUsage = `Usage:
 Flags:
 `
 
+// labelFilterUsage is the help of --label-filter (run, record, verify).
+const labelFilterUsage = "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow, Long…\n" +
+	"(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab'). A lab run labelled Long lasts half an\n" +
+	"hour or more (A62's default idle timeout) and runs only when the filter names Long:\n" +
+	"'A62-IDLE-TIMEOUT-DEFAULT && Long'"
+
 // runFlags are the flags of run and record.
 type runFlags struct {
 	suite, labelFilter, mode, junit, traces, html, pcap string
 	asJSON                                              bool
 	parallel                                            int
-	stale                                               bool // record: only specs whose golden is missing or stale
+	stale                                               bool     // record: only specs whose golden is missing or stale
+	longLeftOut                                         []string // set by jobs: lab runs labelled Long the filter did not name
 }
 
 func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, error) {
@@ -64,7 +71,7 @@ func parseRunFlags(name string, args []string, stderr io.Writer) (*runFlags, err
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites to run (a56, a61, a62, a75, l9); default all")
-	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, Sim/Lab, Slow…\n(e.g. 'A61-HE-DELAY-DEFAULT || Slow', '!Lab')")
+	fs.StringVar(&f.labelFilter, "label-filter", "", labelFilterUsage)
 	fs.StringVar(&f.mode, "mode", "", "sim, lab or both; default both as root, sim otherwise")
 	usage := recordUsage
 	if name == "run" {
@@ -212,31 +219,45 @@ func (f *runFlags) jobs(modes []trace.Mode) ([]spec.Job, error) {
 		}
 	}
 	var jobs []spec.Job
+	var long []string
 	for _, su := range sel {
 		for _, sp := range su.specs() {
 			if err := sp.Validate(); err != nil {
 				return nil, err
 			}
 			for _, m := range modes {
-				if sp.RunsIn(m) && (filter == nil || filter(labelsOf(sp, m))) {
+				switch {
+				case !sp.RunsIn(m):
+				case spec.Selected(sp, m, filter, f.labelFilter):
 					jobs = append(jobs, spec.Job{Spec: sp, Mode: m})
+				case m == spec.Lab && sp.Long() && (filter == nil || filter(spec.Labels(sp, m))):
+					long = append(long, sp.Name())
 				}
 			}
 		}
 	}
+	f.longLeftOut = long
 	if len(jobs) == 0 {
-		return nil, usageError{fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v): see `conform requirements` for the IDs and labels", f.suite, f.labelFilter, modes)}
+		return nil, usageError{fmt.Errorf("no spec matches (suite %q, label filter %q, modes %v)%s: see `conform requirements` for the IDs and labels", f.suite, f.labelFilter, modes, f.longNote())}
 	}
 	return jobs, nil
 }
 
-func labelsOf(sp spec.Spec, m trace.Mode) []string {
-	l := append([]string{string(sp.Doc)}, sp.Requirements()...)
-	l = append(l, sp.Labels...)
-	if m == spec.Lab {
-		return append(l, spec.LabelLab)
+// longNote says which lab runs the label filter matched but left out, being
+// labelled Long without the filter naming it ("" when none).
+func (f *runFlags) longNote() string {
+	if len(f.longLeftOut) == 0 {
+		return ""
 	}
-	return append(l, spec.LabelSim)
+	return fmt.Sprintf("; left out, labelled %s (half an hour or more) and not named by the label filter: the lab run of %s (add '&& %s' to the filter to run it)",
+		spec.LabelLong, strings.Join(f.longLeftOut, ", "), spec.LabelLong)
+}
+
+// sayLongLeftOut prints longNote on w, when there is one.
+func (f *runFlags) sayLongLeftOut(w io.Writer) {
+	if note := f.longNote(); note != "" {
+		fmt.Fprintf(w, "conform: %s\n", strings.TrimPrefix(note, "; "))
+	}
 }
 
 func (f *runFlags) tracesDir() (string, error) {
@@ -263,6 +284,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	f.sayLongLeftOut(stderr)
 	dir, err := f.tracesDir()
 	if err != nil {
 		return err
@@ -386,6 +408,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	f.sayLongLeftOut(stderr)
 	dir, err := f.tracesDir()
 	if err != nil {
 		return err

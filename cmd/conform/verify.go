@@ -89,7 +89,7 @@ func parseVerifyFlags(args []string, stderr io.Writer) (*verifyFlags, error) {
 	fs.Var((*implList)(&f.policies), "policy", policyUsage)
 	fs.Var((*implList)(&f.can), "can", canUsage)
 	fs.StringVar(&f.suite, "suite", "", "comma-separated suites (a56, a61, a62, a75, l9); default all")
-	fs.StringVar(&f.labelFilter, "label-filter", "", "Ginkgo label filter over document, requirement IDs, labels")
+	fs.StringVar(&f.labelFilter, "label-filter", "", labelFilterUsage)
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to this file")
 	fs.StringVar(&f.html, "html", "", "also write a self-contained HTML report (matrix and timelines) into this directory")
 	fs.StringVar(&f.pcap, "pcap", "", pcapUsage)
@@ -173,6 +173,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	f.sayLongLeftOut(stderr)
 	simOnly, err := f.simOnly()
 	if err != nil {
 		return err

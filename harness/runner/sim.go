@@ -47,6 +47,22 @@ func simReference(ctx context.Context, s *scenario.Scenario, opts Options) (*tra
 	})
 }
 
+// simIdleTimeout is the simulated channel's idle timeout: the scenario's
+// client.idle_timeout, or, when it sets none, the default of the channel
+// the simulator models, grpc-go's (sim.DefaultIdleTimeout), in a run that
+// outlasts it. A shorter run could not see the default fire, and its
+// channel records no channel-state events (harness/sim, idle.go), as
+// before the default was modelled.
+func simIdleTimeout(s *scenario.Scenario) time.Duration {
+	if s.Client.IdleTimeout > 0 {
+		return s.Client.IdleTimeout
+	}
+	if s.End > sim.DefaultIdleTimeout {
+		return sim.DefaultIdleTimeout
+	}
+	return 0
+}
+
 // simulate builds the simulated channel with sr's policy and config, and
 // the scenario's backends, lets setup add to it, and carries out the
 // timeline; the trace names the implementation name.
@@ -59,7 +75,7 @@ func (sr *simRun) simulate(ctx context.Context, name, config string, opts Option
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	sr.health = healthCheck{service, on}
-	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on, IdleTimeout: s.Client.IdleTimeout})
+	w, err := sim.New(sr.policy, config, sim.Options{Seed: opts.Seed, HealthService: service, NoHealthCheck: !on, IdleTimeout: simIdleTimeout(s)})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}

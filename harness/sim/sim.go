@@ -99,9 +99,15 @@ type Options struct {
 	HealthService string
 	NoHealthCheck bool
 	// IdleTimeout is the channel's idle timeout (idle.go); zero: none, the
-	// channel never goes IDLE on its own.
+	// channel never goes IDLE on its own. A caller that models a channel
+	// with nothing configured gives DefaultIdleTimeout.
 	IdleTimeout time.Duration
 }
+
+// DefaultIdleTimeout is the idle timeout of a grpc-go channel given none
+// (grpc-go v1.85.0, dialoptions.go: defaultDialOptions), the 30 minutes
+// A62 recommends (Use sticky-TF by default).
+const DefaultIdleTimeout = 30 * time.Minute
 
 // Channel is one simulated channel: a balancer, its subchannels, the network
 // and the backends. Its methods must not be called from inside the balancer.

@@ -70,7 +70,7 @@ type Result struct {
 	Mode        trace.Mode `json:"mode"`
 	Verdict     Verdict    `json:"verdict"`
 	Kind        Kind       `json:"kind,omitempty"`     // with Fail
-	Evidence    string     `json:"evidence,omitempty"` // why it failed, or the reason for inconclusive, n/a and error
+	Evidence    string     `json:"evidence,omitempty"` // why it failed, or the reason for inconclusive, n/a and error; on a pass, what it observed when the check says (PassWith)
 }
 
 // Row names the result's row in a report: its requirement, and its check

@@ -177,6 +177,22 @@ func TestEvaluate_KindsAndPreconditions(t *testing.T) {
 	}
 }
 
+// TestEvaluate_PassWithKeepsWhatWasObserved verifies that a check can end
+// passed with what it observed (a recommended value) as the evidence, and
+// judges nothing after it.
+func TestEvaluate_PassWithKeepsWhatWasObserved(t *testing.T) {
+	judged := false
+	rs := Evaluate(subject, []Check{
+		{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(gomega.Gomega, *trace.Trace) {
+			PassWith("observed %v", "30m0.1s")
+			judged = true
+		}},
+	}, tiny(false))
+	if r := rs[0]; r.Verdict != Pass || r.Kind != "" || r.Evidence != "observed 30m0.1s" || judged {
+		t.Errorf("pass with: %+v (judged after it: %v), want pass with the observation", r, judged)
+	}
+}
+
 // TestEvaluate_ChecksOfOneRequirementAreNamedRows verifies that three checks
 // of one requirement give three rows told apart by name or number, and a
 // requirement's only check no name.

@@ -123,10 +123,12 @@ func dnsHappyEyeballs() spec.Spec {
 			{Requirement: "A61-HE-DELAY-DEFAULT", Assert: func(g gomega.Gomega, tr *trace.Trace) {
 				first, second := dnsAttemptOrder(g, tr)
 				spec.RequirePromptFirstAttempt(tr)
+				requireHERan(tr)
 				spec.RequireSteadyBetweenAttempts(tr, first, second, "250 ms Connection Attempt Delay")
 				g.Expect(tr).To(match.HaveGapBetweenAttempts(first, second, 250*time.Millisecond, spec.TimerWithin(tr)),
 					"pick_first's Happy Eyeballs over the DNS resolver's two endpoints")
 			}},
+			{Requirement: "A61-HE-NOT-GATED", Assert: expectHENotGated},
 		},
 		Agreement: synAgreement,
 	}

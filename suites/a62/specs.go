@@ -56,6 +56,7 @@ func Specs() []spec.Spec {
 		stickyTFNewListAllFail(),
 		stickyTFIdleTimeout(),
 		stickyTFIdleAfterRPC(),
+		idleTimeoutDefault(),
 		shuffleAbsentKeepsOrder(),
 		shuffleFalseKeepsOrder(),
 		shuffleRandomizesEndpoints(),

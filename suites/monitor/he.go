@@ -54,6 +54,7 @@ var HEAttemptDelay = Monitor{
 		}
 		return ""
 	},
+	Unexercised: noHappyEyeballs,
 	Assert: func(g gomega.Gomega, tr *trace.Trace) {
 		p, _ := passOf(tr)
 		b := breaches{rule: "each attempt of the first pass that has not failed should be followed by the next 250 ms after it started (±" + spec.TimerWithin(tr).String() + ")"}
@@ -77,6 +78,26 @@ var HEAttemptDelay = Monitor{
 		s.require()
 		b.judge(g)
 	},
+}
+
+// noHappyEyeballs says why a first pass over two addresses or more made
+// one attempt only: the client kept to it, unanswered and not failed, for
+// a Connection Attempt Delay and more, and never tried the next address.
+// No Happy Eyeballs: A61-HE-FIRST-PASS, A61-HE-TIMER-NEXT-ADDRESS and
+// A61-HE-NOT-GATED judge that; the delay has no value to judge ("" when
+// the pass shows something else).
+func noHappyEyeballs(tr *trace.Trace) string {
+	p, why := passOf(tr)
+	if why != "" || len(p.addrs) < 2 || len(p.attempts) != 1 {
+		return ""
+	}
+	a := p.attempts[0]
+	room := defaultDelay + spec.TimerWithin(tr)
+	if answeredBy(tr, a, a.T+room) >= 0 || failedBy(tr, a, a.T+room) >= 0 || p.to-a.T < room {
+		return ""
+	}
+	return fmt.Sprintf("Happy Eyeballs did not run: the attempt to %s at %s was pending for %v and more, and none of the first pass's %d other address(es) was tried (A61-HE-FIRST-PASS, A61-HE-TIMER-NEXT-ADDRESS and A61-HE-NOT-GATED judge that)",
+		a.Addr, trace.FormatT(a.T), room, len(p.addrs)-1)
 }
 
 // timerGaps are the places k in the first pass's attempts where the

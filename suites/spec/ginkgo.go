@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -23,6 +24,13 @@ const (
 	LabelSlow = "Slow" // takes more than a few seconds of wall time in the lab
 	LabelIPv6 = "IPv6" // needs IPv6
 	LabelXDS  = "xDS"  // needs the xDS control plane
+	// LabelLong: the lab run lasts half an hour or more (a client's
+	// default timer, as A62's recommended 30-minute idle timeout). It
+	// labels the lab run only (the simulator's time is virtual, so its run
+	// is cheap), and such a run is left out of conform run, verify,
+	// record and the Ginkgo suites unless a label filter names it
+	// (Selected).
+	LabelLong = "Long"
 )
 
 // Describe turns a document's specs into Ginkgo containers: one Describe per
@@ -54,14 +62,15 @@ func Describe(doc requirement.Doc, specs []Spec) bool {
 
 func describeSpec(s Spec) {
 	traces := map[trace.Mode]*trace.Trace{}
-	labels := append(s.Requirements(), s.Labels...)
+	labels := append(s.Requirements(), slices.DeleteFunc(slices.Clone(s.Labels), isLong)...)
 	ginkgo.Describe(s.Name(), ginkgo.Ordered, ginkgo.ContinueOnFailure, ginkgo.Label(labels...), func() {
 		for _, m := range []trace.Mode{Sim, Lab} {
 			if !s.RunsIn(m) {
 				continue
 			}
-			ginkgo.It(fmt.Sprintf("[%s] %s", m, describeChecks(s)), ginkgo.Label(modeLabel(m)), func(ctx ginkgo.SpecContext) {
+			ginkgo.It(fmt.Sprintf("[%s] %s", m, describeChecks(s)), ginkgo.Label(modeLabels(s, m)...), func(ctx ginkgo.SpecContext) {
 				skipLabWithoutRoot(m)
+				skipLongUnasked(s, m)
 				gomega.Expect(s.Validate()).To(gomega.Succeed())
 				o := RunSteady(ctx, s, m, runner.Reference, func(unsteady Outcome, run int) {
 					fmt.Fprintf(ginkgo.GinkgoWriter, "the machine stalled near a timer judged: run %d of at most %d\n%s", run, UnsteadyRuns, verdict.Failed(unsteady.Results))
@@ -80,8 +89,9 @@ func describeSpec(s Spec) {
 			})
 		}
 		if s.Agreement != nil && s.RunsIn(Sim) && s.RunsIn(Lab) {
-			ginkgo.It("the simulator agrees with the lab", ginkgo.Label(LabelLab), func() {
+			ginkgo.It("the simulator agrees with the lab", ginkgo.Label(modeLabels(s, Lab)...), func() {
 				skipLabWithoutRoot(Lab)
+				skipLongUnasked(s, Lab)
 				if traces[Sim] == nil || traces[Lab] == nil {
 					ginkgo.Skip("a mode's run did not produce a trace; its own spec says why")
 				}
@@ -107,6 +117,23 @@ func modeLabel(m trace.Mode) string {
 		return LabelLab
 	}
 	return LabelSim
+}
+
+// modeLabels are the labels of s's It in mode m: the mode's, and LabelLong
+// on a long spec's lab run.
+func modeLabels(s Spec, m trace.Mode) []string {
+	if m == Lab && s.Long() {
+		return []string{LabelLab, LabelLong}
+	}
+	return []string{modeLabel(m)}
+}
+
+// skipLongUnasked skips a long spec's lab run unless the suite's label
+// filter names LabelLong (Ginkgo has no label left out by default).
+func skipLongUnasked(s Spec, m trace.Mode) {
+	if m == Lab && s.Long() && !NamesLabel(ginkgo.GinkgoLabelFilter(), LabelLong) {
+		ginkgo.Skip(fmt.Sprintf("lab: lasts half an hour or more (label %s); runs only when the label filter names it: ginkgo --label-filter '%s'", LabelLong, LabelLong))
+	}
 }
 
 func skipLabWithoutRoot(m trace.Mode) {

@@ -73,9 +73,12 @@ var hints = map[string][]string{
 	// The IPv4 attempt never comes: the timer did not start the next address.
 	"a61/he-dropped-ipv6 A61-HE-TIMER-NEXT-ADDRESS": {"drop-attempt[2]"},
 	// The second SYN 40 ms late: the delay is not 250 ms.
-	"a61/he-dropped-ipv6 A61-HE-DELAY-DEFAULT":                    {"shift-attempt[2,+40ms]"},
-	"a61/he-delay-clamp-low A61-HE-DELAY-CLAMP":                   {"shift-attempt[2,+40ms]"},
-	"a61/dns-pf-happy-eyeballs A61-HE-DELAY-DEFAULT":              {"shift-attempt[2,+40ms]"},
+	"a61/he-dropped-ipv6 A61-HE-DELAY-DEFAULT":       {"shift-attempt[2,+40ms]"},
+	"a61/he-delay-clamp-low A61-HE-DELAY-CLAMP":      {"shift-attempt[2,+40ms]"},
+	"a61/dns-pf-happy-eyeballs A61-HE-DELAY-DEFAULT": {"shift-attempt[2,+40ms]"},
+	// The second address is never tried while the first one's SYN hangs:
+	// no Happy Eyeballs.
+	"a61/dns-pf-happy-eyeballs A61-HE-NOT-GATED":                  {"drop-attempt[2]"},
 	"a61/he-delay-clamp-high A61-HE-DELAY-CLAMP":                  {"shift-attempt[2,+40ms]"},
 	"a61/xds-dual-stack-endpoint A61-XDS-ADDITIONAL-ADDRESSES #2": {"shift-attempt[2,+40ms]"},
 	// After the refusal the client waits out the delay.
