@@ -18,15 +18,22 @@ import (
 // xds_override_host LB Policy, pseudo-code) branch by branch. eds1
 // (round_robin) has b1 and b2 (DRAINING) in priority 0, b3 and b4 in
 // priority 1 (never started); override_host_status is the default
-// [UNKNOWN, HEALTHY]; b4 listens on nothing.
+// [UNKNOWN, HEALTHY]; b4 listens on nothing. b3 drops SYNs until 1.3 s, so
+// the subchannel d2 makes connects only at its SYN's retransmission, about
+// 1 s later: d2's picks land while it is CONNECTING whatever the machine's
+// pace (in the lab a connection otherwise takes well under a millisecond,
+// and a loaded machine picked before CONNECTING and after READY).
 //
-//	1 s    d1 cookie [b2]: b2 is not eligible, nothing is: the child (b1)
-//	1.1 s  d2 cookie [b2, b3]: b2 skipped, b3 eligible without a subchannel
-//	1.2 s  n1, n2 without a session: the child (b1), not b3's READY one
-//	1.3 s  r1 cookie [b3, b1], r2 cookie [b1, b3]: first READY in cookie order
-//	2 s    b3 stops (its connection drops: IDLE); 2.5 s it starts again
-//	3 s    i1 cookie [b3]: the IDLE subchannel is asked to connect, i1 queued
-//	4 s    f1 cookie [b4]: created, fails (TRANSIENT_FAILURE): the child (b1)
+//	1 s        d1 cookie [b2]: b2 is not eligible, nothing is: the child (b1)
+//	1.1 s      d2 cookie [b2, b3]: b2 skipped, b3 eligible without a
+//	           subchannel: created, CONNECTING (SYN dropped), d2 queued
+//	d2 + 0.1 s n1, n2 without a session: the child (b1), not b3's READY one
+//	d2 + 0.2 s r1 cookie [b3, b1], r2 cookie [b1, b3]: first READY in cookie order
+//	d2 + 1 s   b3 stops (its connection drops: IDLE); 0.5 s later it starts again
+//	d2 + 2 s   i1 cookie [b3]: the IDLE subchannel is asked to connect, i1 queued
+//	d2 + 3 s   f1 cookie [b4]: created, fails (TRANSIENT_FAILURE): the child (b1)
+//
+// (d2: d2's result.)
 func sessionPickerBranches() spec.Spec {
 	b1, b2 := concrete("b1", 0, scenario.IPv4), concrete("b2", 1, scenario.IPv4)
 	b3, b4 := concrete("b3", 2, scenario.IPv4), concrete("b4", 3, scenario.IPv4)
@@ -45,17 +52,20 @@ func sessionPickerBranches() spec.Spec {
 		Backend("b4", scenario.IPv4Only).
 		XDS(spec.XDSListener).
 		At(0, scenario.Fault("b4/ipv4", scenario.Down)).
+		At(0, scenario.Fault("b3/ipv4", scenario.Drop)).
 		At(0, scenario.ServeXDS(spec.XDSResources("eds1", []xds.Cluster{eds("eds1", xds.RoundRobin)}, la)))
 	spec.SendRPCs(b, time.Second, []string{"d1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"d2"}, session.Cookie(b2, b3))
-	spec.SendRPCs(b, 1200*time.Millisecond, []string{"n1", "n2"})
-	spec.SendRPCs(b, 1300*time.Millisecond, []string{"r1"}, session.Cookie(b3, b1))
-	spec.SendRPCs(b, 1400*time.Millisecond, []string{"r2"}, session.Cookie(b1, b3))
-	b.At(2*time.Second, scenario.Stop("b3"))
-	b.At(2500*time.Millisecond, scenario.Start("b3"))
-	spec.SendRPCs(b, 3*time.Second, []string{"i1"}, session.Cookie(b3))
-	spec.SendRPCs(b, 4*time.Second, []string{"f1"}, session.Cookie(b4))
-	s := b.End(6 * time.Second).MustBuild()
+	b.At(1300*time.Millisecond, scenario.Clear("b3/ipv4"))
+	d2 := scenario.On("rpc-result").WithRPC("d2")
+	spec.SendRPCsAfter(b, d2, 100*time.Millisecond, []string{"n1", "n2"})
+	spec.SendRPCsAfter(b, d2, 200*time.Millisecond, []string{"r1"}, session.Cookie(b3, b1))
+	spec.SendRPCsAfter(b, d2, 300*time.Millisecond, []string{"r2"}, session.Cookie(b1, b3))
+	b.AfterDelay(d2, time.Second, scenario.Stop("b3"))
+	b.AfterDelay(d2, 1500*time.Millisecond, scenario.Start("b3"))
+	spec.SendRPCsAfter(b, d2, 2*time.Second, []string{"i1"}, session.Cookie(b3))
+	spec.SendRPCsAfter(b, d2, 3*time.Second, []string{"f1"}, session.Cookie(b4))
+	s := b.FinishAfterEveryRPC().End(9 * time.Second).MustBuild()
 
 	return spec.Spec{
 		Doc: requirement.A75, Section: sectionOverride,
