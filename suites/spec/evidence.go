@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -365,7 +366,9 @@ const maxResolutionDeferral = 1200 * time.Millisecond
 // only when the run went on for that long after it. Its preconditions: the
 // requests are visible (RequireReResolutionVisible) and attributable to the
 // policy (RequireRequestsAttributable: none after the failures that
-// complete no round).
+// complete no round); and a round judged to lack its own request did not
+// end while the channel may have been holding requests back to merge them
+// (requireUnmerged).
 func ReResolvesPerRound(g gomega.Gomega, tr *trace.Trace, after time.Duration, n, rounds int, addrs ...string) {
 	ends := FailureCountReached(tr, after, n, addrs...)
 	g.ExpectWithOffset(1, len(ends)).To(gomega.BeNumerically(">=", rounds), "the scenario should give %d rounds of %d failures", rounds, n)
@@ -388,11 +391,38 @@ func ReResolvesPerRound(g gomega.Gomega, tr *trace.Trace, after time.Duration, n
 			return // the run ended before a deferred request would show
 		}
 		next := slices.IndexFunc(rr[used:], func(e trace.Event) bool { return e.T >= end })
+		if next < 0 || rr[used+next].T > by {
+			requireUnmerged(tr, rr, end, last, i+1)
+		}
 		g.ExpectWithOffset(1, next >= 0 && rr[used+next].T <= by).To(gomega.BeTrue(),
 			"at %s: round %d of failures ended without a re-resolution of its own by %s; re-resolutions at %v",
 			trace.FormatT(end), i+1, trace.FormatT(by), Times(rr))
 		used += next + 1
 	}
+}
+
+// requireUnmerged states the precondition of judging that round (its
+// failures ending at end) went without a re-resolution request of its own:
+// the channel was not backing off from resolving. A channel that spaces
+// resolutions with a backoff holds a request made during it and makes one
+// resolution when it ends, whatever the number of requests (grpc-js's
+// resolving balancer: the requests of two rounds of failures 2 ms apart
+// show as one resolution up to 1 s later). So when a request came less
+// than maxResolutionDeferral before end, and another within
+// maxResolutionDeferral after it (or the run ended before that), the
+// round's request may be in it, merged with the next round's: the run does
+// not tell one request per round from fewer.
+func requireUnmerged(tr *trace.Trace, rr []trace.Event, end, last time.Duration, round int) {
+	before := slices.IndexFunc(rr, func(e trace.Event) bool { return e.T < end && end-e.T < maxResolutionDeferral })
+	if before < 0 {
+		return
+	}
+	held := fmt.Sprintf("round %d of failures ended at %s, %v after the re-resolution at %s, while the channel may still have been backing off from resolving (up to %v)",
+		round, trace.FormatT(end), (end - rr[before].T).Round(100*time.Microsecond), trace.FormatT(rr[before].T), maxResolutionDeferral)
+	if after := slices.IndexFunc(rr, func(e trace.Event) bool { return e.T >= end && e.T-end <= maxResolutionDeferral }); after >= 0 {
+		verdict.Require(false, "%s: the request at %s may answer this round and the next at once, merged by the channel", held, trace.FormatT(rr[after].T))
+	}
+	verdict.Require(last-end >= maxResolutionDeferral, "%s, and the run ended %v after it, before a request held that long would show", held, (last - end).Round(100*time.Microsecond))
 }
 
 // promptStart bounds how long after the first resolver update a client's
