@@ -2,11 +2,13 @@ package a61
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/onsi/gomega"
 
 	"github.com/conformlab/conform/harness/requirement"
+	"github.com/conformlab/conform/harness/runner"
 	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -181,12 +183,12 @@ func stepsOrder(eps []scenario.Endpoint) spec.Check {
 			interleaved = append(interleaved, interleave(f))
 		}
 		g.Expect(prefixOfAny(got, interleaved)).To(gomega.BeTrue(),
-			"not the order of any shuffle of the endpoints, flattened then interleaved: %v (the shuffles give %v)", got, interleaved)
+			"not the order of any shuffle of the endpoints, flattened then interleaved: %s", symbolic(tr, got))
 		verdict.Require(len(got) == len(flat[0]),
-			"the pass ended after %d of the %d addresses (%v): the order of those it never reached is unseen", len(got), len(flat[0]), got)
+			"the pass ended after %d of the %d addresses (%s): the order of those it never reached is unseen", len(got), len(flat[0]), symbolic(tr, got))
 		if i := slices.IndexFunc(flat, func(f []string) bool { return slices.Equal(f, got) }); i >= 0 {
 			j := slices.IndexFunc(interleaved, func(o []string) bool { return slices.Equal(o, got) })
-			verdict.Require(false, "the order tried, %v, is the shuffle %v of the endpoints flattened then interleaved, and also the shuffle %v flattened without interleaving: the run does not tell interleaving from none", got, steps[j], steps[i])
+			verdict.Require(false, "the order tried, %s, is the shuffle %v of the endpoints flattened then interleaved, and also the shuffle %v flattened without interleaving: the run does not tell interleaving from none", symbolic(tr, got), steps[j], steps[i])
 		}
 	}}
 }
@@ -217,6 +219,20 @@ func shuffledOrders(tr *trace.Trace, eps []scenario.Endpoint) (steps [][]int, fl
 	}
 	permute(nil, rest)
 	return steps, flat
+}
+
+// symbolic is addrs in the scenario's terms: [b1/ipv4 b3/ipv6 …].
+func symbolic(tr *trace.Trace, addrs []string) string {
+	names := tr.Header.Scenario.Symbolic(runner.AddrOf)
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		if n, ok := names[a]; ok {
+			out[i] = string(n)
+		} else {
+			out[i] = a
+		}
+	}
+	return "[" + strings.Join(out, " ") + "]"
 }
 
 // prefixOfAny reports whether got is the start (or the whole) of one of
