@@ -111,3 +111,69 @@ func TestStepsOrder_TellsInterleavingFromNone(t *testing.T) {
 		t.Errorf("the earlier layout, %v: %s %q, want a fail", noInterleave, r.Label(), r.Evidence)
 	}
 }
+
+// TestShuffleEndpointsOnly_OneRunsChance verifies A61-ADDR-SHUFFLE-
+// ENDPOINTS-ONLY on addr-shuffle's golden lab trace with its attempts put
+// in every order of the six addresses: it passes every order a shuffle of
+// the endpoints gives, interleaved or not, and of the 720 orders a client
+// that shuffles the addresses one by one makes equally likely, it passes
+// exactly 1 in 8 (the figure the check and the catalogue state) and fails
+// the rest; a pass cut short is inconclusive.
+func TestShuffleEndpointsOnly_OneRunsChance(t *testing.T) {
+	s := addrShuffle()
+	dir, err := spec.TracesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []scenario.Endpoint
+	for _, st := range s.Scenario.Steps {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+			eps = u.Endpoints
+		}
+	}
+	judge := func(order []string) verdict.Result {
+		t.Helper()
+		rs := verdict.Evaluate(verdict.Subject{Spec: "addr-shuffle", Doc: "A61", Mode: spec.Lab}, []verdict.Check{shuffleEndpointsOnly(eps)}, withAttempts(t, golden, order))
+		if len(rs) != 1 {
+			t.Fatalf("%d results", len(rs))
+		}
+		return rs[0]
+	}
+	_, flat := shuffledOrders(golden, eps)
+	for _, f := range flat {
+		for _, o := range [][]string{f, interleave(f)} {
+			if r := judge(o); r.Verdict != verdict.Pass {
+				t.Errorf("%v: %s %q, want a pass", o, r.Label(), r.Evidence)
+			}
+		}
+		if r := judge(interleave(f)[:4]); r.Verdict != verdict.Inconclusive {
+			t.Errorf("cut short: %s %q, want inconclusive", r.Label(), r.Evidence)
+		}
+	}
+	var pass, all int
+	var permute func(p, rest []string)
+	permute = func(p, rest []string) {
+		if len(rest) == 0 {
+			all++
+			switch r := judge(p); r.Verdict {
+			case verdict.Pass:
+				pass++
+			case verdict.Fail:
+			default:
+				t.Errorf("%v: %s %q", p, r.Label(), r.Evidence)
+			}
+			return
+		}
+		for k := range rest {
+			permute(append(slices.Clone(p), rest[k]), append(slices.Clone(rest[:k]), rest[k+1:]...))
+		}
+	}
+	permute(nil, flat[0])
+	if all != 720 || pass*8 != all {
+		t.Errorf("%d of %d orders pass, want 1 in 8 of 720", pass, all)
+	}
+}
