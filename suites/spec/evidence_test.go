@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
+
 	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
 )
 
 // TestFailureCountReached_EveryNthAcrossAddresses verifies that the count
@@ -59,5 +62,39 @@ func TestAttempts_FreshSYNsOnly(t *testing.T) {
 	}
 	if got := AttemptsTo(evs, b); len(got) != 1 || got[0].T != 2*time.Millisecond {
 		t.Errorf("AttemptsTo(b) = %v, want the SYN at 2ms", got)
+	}
+}
+
+// TestExpectStateSequence_MissedConnectingIsInconclusive verifies that a
+// driver's report of READY right after IDLE (the channel's initial one, a
+// later one, or the channel's start when it reported nothing before) is
+// read as a state the driver missed, not as the channel skipping
+// CONNECTING: inconclusive, never a fail; the whole sequence passes, and a
+// wrong one still fails.
+func TestExpectStateSequence_MissedConnectingIsInconclusive(t *testing.T) {
+	driver := func(states ...string) *trace.Trace {
+		tr := &trace.Trace{Header: trace.Header{Mode: Lab}}
+		for i, s := range states {
+			tr.Events = append(tr.Events, trace.Event{T: time.Duration(i) * time.Millisecond, Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s})
+		}
+		return tr
+	}
+	check := verdict.Check{Requirement: "A61-HEALTH-NONE-IS-RAW", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		ExpectStateSequence(g, tr, []string{"CONNECTING", "READY"})
+	}}
+	for _, c := range []struct {
+		name string
+		tr   *trace.Trace
+		want verdict.Verdict
+	}{
+		{"every state", driver("IDLE", "CONNECTING", "READY", "SHUTDOWN"), verdict.Pass},
+		{"READY right after the initial IDLE", driver("IDLE", "READY", "SHUTDOWN"), verdict.Inconclusive},
+		{"READY first", driver("READY", "SHUTDOWN"), verdict.Inconclusive},
+		{"a wrong sequence", driver("IDLE", "CONNECTING", "TRANSIENT_FAILURE", "SHUTDOWN"), verdict.Fail},
+	} {
+		rs := verdict.Evaluate(verdict.Subject{}, []verdict.Check{check}, c.tr)
+		if len(rs) != 1 || rs[0].Verdict != c.want {
+			t.Errorf("%s: %+v, want %s", c.name, rs, c.want)
+		}
 	}
 }

@@ -1,0 +1,179 @@
+package a61
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/conformlab/conform/harness/scenario"
+	"github.com/conformlab/conform/harness/trace"
+	"github.com/conformlab/conform/harness/verdict"
+	"github.com/conformlab/conform/suites/spec"
+)
+
+// withAttempts is tr with its connection attempts replaced by one SYN to
+// each of addrs, in this order, at the times of tr's first attempts.
+func withAttempts(t *testing.T, tr *trace.Trace, addrs []string) *trace.Trace {
+	t.Helper()
+	syns := spec.Attempts(tr.Events)
+	if len(syns) < len(addrs) {
+		t.Fatalf("the trace has %d attempts, not %d", len(syns), len(addrs))
+	}
+	out := *tr
+	out.Events = nil
+	k := 0
+	for _, e := range tr.Events {
+		if e.Kind == trace.KindSYN || e.Kind == trace.KindRST {
+			if e.Kind == trace.KindSYN && !e.Retransmit && k < len(addrs) {
+				e.Addr, e.Backend, e.Peer = addrs[k], "", ""
+				out.Events = append(out.Events, e)
+				k++
+			}
+			continue
+		}
+		out.Events = append(out.Events, e)
+	}
+	return &out
+}
+
+func judgeSteps(t *testing.T, eps []scenario.Endpoint, tr *trace.Trace) verdict.Result {
+	t.Helper()
+	rs := verdict.Evaluate(verdict.Subject{Spec: "addr-shuffle", Doc: "A61", Mode: spec.Lab}, []verdict.Check{stepsOrder(eps)}, tr)
+	if len(rs) != 1 {
+		t.Fatalf("%d results", len(rs))
+	}
+	return rs[0]
+}
+
+// TestStepsOrder_TellsInterleavingFromNone verifies A61-ADDR-STEPS-ORDER on
+// addr-shuffle's golden lab trace with its attempts put in every order a
+// shuffle gives: flattened then interleaved passes, each of the six; the
+// same shuffle flattened without interleaving fails, each of the six, since
+// the scenario's layout makes no interleaved order also a flattened one (a
+// run always tells the two apart); a pass cut short is inconclusive. On
+// the layout the scenario had before, [b1/ipv4, b2/ipv4], [b3/ipv6,
+// b3/ipv4], [b4/ipv6], the order b3/ipv6 b3/ipv4 b4/ipv6 b1/ipv4 b2/ipv4
+// (grpc-go v1.66.2 and v1.69.4, which do not interleave, passed with it)
+// is both, and inconclusive, neither a pass nor a fail.
+func TestStepsOrder_TellsInterleavingFromNone(t *testing.T) {
+	s := addrShuffle()
+	dir, err := spec.TracesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []scenario.Endpoint
+	for _, st := range s.Scenario.Steps {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+			eps = u.Endpoints
+		}
+	}
+	if r := judgeSteps(t, eps, golden); r.Verdict != verdict.Pass {
+		t.Fatalf("the golden trace: %s %q", r.Label(), r.Evidence)
+	}
+	_, flat := shuffledOrders(golden, eps)
+	if len(flat) != 6 {
+		t.Fatalf("%d shuffles, want 6", len(flat))
+	}
+	seen := map[string]bool{}
+	for _, f := range flat {
+		in := interleave(f)
+		seen[strings.Join(in, " ")] = true
+		if slices.ContainsFunc(flat, func(o []string) bool { return slices.Equal(o, in) }) {
+			t.Errorf("the layout does not discriminate: %v is interleaved and flattened", in)
+		}
+		if r := judgeSteps(t, eps, withAttempts(t, golden, in)); r.Verdict != verdict.Pass {
+			t.Errorf("interleaved %v: %s %q, want a pass", in, r.Label(), r.Evidence)
+		}
+		if r := judgeSteps(t, eps, withAttempts(t, golden, f)); r.Verdict != verdict.Fail {
+			t.Errorf("flattened without interleaving %v: %s %q, want a fail", f, r.Label(), r.Evidence)
+		}
+		if r := judgeSteps(t, eps, withAttempts(t, golden, in[:3])); r.Verdict != verdict.Inconclusive {
+			t.Errorf("cut short %v: %s %q, want inconclusive", in[:3], r.Label(), r.Evidence)
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("%d distinct interleaved orders, want 6 (one per shuffle)", len(seen))
+	}
+
+	before := []scenario.Endpoint{
+		scenario.EP("b1/ipv4", "b2/ipv4"), scenario.EP("b3/ipv6", "b3/ipv4"), scenario.EP("b4/ipv6"),
+	}
+	both := addrs(golden, "b3/ipv6", "b3/ipv4", "b4/ipv6", "b1/ipv4", "b2/ipv4")
+	if r := judgeSteps(t, before, withAttempts(t, golden, both)); r.Verdict != verdict.Inconclusive || !strings.Contains(r.Evidence, "does not tell interleaving from none") {
+		t.Errorf("the earlier layout, %v: %s %q, want inconclusive", both, r.Label(), r.Evidence)
+	}
+	noInterleave := addrs(golden, "b1/ipv4", "b2/ipv4", "b3/ipv6", "b3/ipv4", "b4/ipv6")
+	if r := judgeSteps(t, before, withAttempts(t, golden, noInterleave)); r.Verdict != verdict.Fail {
+		t.Errorf("the earlier layout, %v: %s %q, want a fail", noInterleave, r.Label(), r.Evidence)
+	}
+}
+
+// TestShuffleEndpointsOnly_OneRunsChance verifies A61-ADDR-SHUFFLE-
+// ENDPOINTS-ONLY on addr-shuffle's golden lab trace with its attempts put
+// in every order of the six addresses: it passes every order a shuffle of
+// the endpoints gives, interleaved or not, and of the 720 orders a client
+// that shuffles the addresses one by one makes equally likely, it passes
+// exactly 1 in 8 (the figure the check and the catalogue state) and fails
+// the rest; a pass cut short is inconclusive.
+func TestShuffleEndpointsOnly_OneRunsChance(t *testing.T) {
+	s := addrShuffle()
+	dir, err := spec.TracesDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eps []scenario.Endpoint
+	for _, st := range s.Scenario.Steps {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+			eps = u.Endpoints
+		}
+	}
+	judge := func(order []string) verdict.Result {
+		t.Helper()
+		rs := verdict.Evaluate(verdict.Subject{Spec: "addr-shuffle", Doc: "A61", Mode: spec.Lab}, []verdict.Check{shuffleEndpointsOnly(eps)}, withAttempts(t, golden, order))
+		if len(rs) != 1 {
+			t.Fatalf("%d results", len(rs))
+		}
+		return rs[0]
+	}
+	_, flat := shuffledOrders(golden, eps)
+	for _, f := range flat {
+		for _, o := range [][]string{f, interleave(f)} {
+			if r := judge(o); r.Verdict != verdict.Pass {
+				t.Errorf("%v: %s %q, want a pass", o, r.Label(), r.Evidence)
+			}
+		}
+		if r := judge(interleave(f)[:4]); r.Verdict != verdict.Inconclusive {
+			t.Errorf("cut short: %s %q, want inconclusive", r.Label(), r.Evidence)
+		}
+	}
+	var pass, all int
+	var permute func(p, rest []string)
+	permute = func(p, rest []string) {
+		if len(rest) == 0 {
+			all++
+			switch r := judge(p); r.Verdict {
+			case verdict.Pass:
+				pass++
+			case verdict.Fail:
+			default:
+				t.Errorf("%v: %s %q", p, r.Label(), r.Evidence)
+			}
+			return
+		}
+		for k := range rest {
+			permute(append(slices.Clone(p), rest[k]), append(slices.Clone(rest[:k]), rest[k+1:]...))
+		}
+	}
+	permute(nil, flat[0])
+	if all != 720 || pass*8 != all {
+		t.Errorf("%d of %d orders pass, want 1 in 8 of 720", pass, all)
+	}
+}
