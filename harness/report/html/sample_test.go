@@ -18,10 +18,10 @@ import (
 )
 
 // The implementations of the sample report. noDelay is a test double: its
-// "observed" trace of he-dropped-ipv6 is the reference run on a variant of
-// the scenario whose IPv6 address refuses instead of dropping, so its IPv4
-// attempt starts 1 ms after the first instead of 250 ms: a real trace, and
-// a real failure of A61-HE-DELAY-DEFAULT with Gomega's evidence.
+// "observed" trace of he-dropped-ipv6 is the reference run with a
+// Connection Attempt Delay of 100 ms configured, so its IPv4 attempt starts
+// 100 ms after the hung IPv6 one instead of 250 ms: a real trace, and a real
+// failure of A61-HE-DELAY-DEFAULT with Gomega's evidence.
 const (
 	implRef     = "reference"
 	implNoDelay = "no-delay (test double)"
@@ -74,7 +74,7 @@ func buildSample(t *testing.T) sample {
 	r.Generated = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	r.Impls = []string{implRef, implNoDelay}
 	ids := []string{"A61-HE-DELAY-DEFAULT", "A61-HE-DELAY-CLAMP", "A61-HE-TIMER-NEXT-ADDRESS",
-		"A61-HE-FAILURE-NEXT-ADDRESS", "A61-HE-FIRST-READY-WINS"}
+		"A61-HE-FAILURE-NEXT-ADDRESS", "A61-HE-FIRST-READY-WINS", "A61-HE-NOT-GATED"}
 	a62 := requirement.ForDoc(requirement.A62)
 	if len(a62) == 0 {
 		t.Fatal("no A62 requirements in the catalogue")
@@ -120,8 +120,8 @@ func buildSample(t *testing.T) sample {
 	variant := scenario.New(dropped.Name()).
 		Describe(dropped.Scenario.Description).
 		Backend("b1", scenario.Dual).
-		LB("pick_first", `{}`).
-		At(0, scenario.Fault("b1/ipv6", scenario.Reset)).
+		LB("pick_first", `{"connectionAttemptDelay":"0.1s"}`). // the client's own delay, not A61's default
+		At(0, scenario.Fault("b1/ipv6", scenario.Drop)).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv6", "b1/ipv4"))).
 		At(10*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Finish()).
@@ -156,11 +156,11 @@ func buildSample(t *testing.T) sample {
 	cells := map[string]map[string]string{
 		implRef: {
 			"A61-HE-DELAY-DEFAULT": "pass", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
-			"A61-HE-FAILURE-NEXT-ADDRESS": "pass", "A61-HE-FIRST-READY-WINS": "none", a62[0].ID: "none",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "pass", "A61-HE-FIRST-READY-WINS": "none", "A61-HE-NOT-GATED": "pass", a62[0].ID: "none",
 		},
 		implNoDelay: {
 			"A61-HE-DELAY-DEFAULT": "fail", "A61-HE-DELAY-CLAMP": "none", "A61-HE-TIMER-NEXT-ADDRESS": "pass",
-			"A61-HE-FAILURE-NEXT-ADDRESS": "error", "A61-HE-FIRST-READY-WINS": "none", a62[0].ID: "not-applicable",
+			"A61-HE-FAILURE-NEXT-ADDRESS": "error", "A61-HE-FIRST-READY-WINS": "none", "A61-HE-NOT-GATED": "pass", a62[0].ID: "not-applicable",
 		},
 	}
 	return sample{Report: r, Cells: cells, RunOf: runOf}
