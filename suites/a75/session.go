@@ -25,7 +25,11 @@ const sessionIdle = 10 * time.Second
 // b1 (priority 0 is READY), and a session on b3, in a priority the
 // priority policy never started, reaches b3. No session RPC follows: the
 // connections to b2 and b3 that xds_override_host held for the sessions
-// are let go once unused for idle_timeout.
+// are let go once unused for idle_timeout. b3 drops SYNs until 3.3 s, so
+// the subchannel t1's pick makes stays CONNECTING until its SYN's
+// retransmission, about 1 s later, and t1's picks land while it connects
+// (in the lab a connection otherwise takes well under a millisecond: a
+// loaded machine picked only before CONNECTING and after READY).
 func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	b2, b3 := concrete("b2", 1, scenario.IPv4), concrete("b3", 2, scenario.IPv4)
 	cluster := eds("eds1", xds.RoundRobin)
@@ -35,18 +39,20 @@ func sessionFollowsEndpointAcrossPriorities() spec.Spec {
 	}
 	b := scenario.New("session-follows-endpoint-across-priorities").
 		Describe("eds1 (round_robin, idle_timeout 10 s): p0 = [b1, b2], p1 = [b3]; session s on b2 at 1 s; "+
-			"at 2 s b2 moves to p1; at 3 s: session s on b2, RPCs n without a session, session t on b3").
+			"at 2 s b2 moves to p1; at 3 s: session s on b2, RPCs n without a session, session t on b3 (SYNs dropped until 3.3 s)").
 		Backend("b1", scenario.IPv4Only).
 		Backend("b2", scenario.IPv4Only).
 		Backend("b3", scenario.IPv4Only).
 		XDS(spec.XDSListener).
-		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4"))))
+		At(0, scenario.ServeXDS(res(addrs("b1/ipv4", "b2/ipv4"), addrs("b3/ipv4")))).
+		At(0, scenario.Fault("b3/ipv4", scenario.Drop))
 	spec.SendRPCs(b, time.Second, []string{"s1"}, session.Cookie(b2))
 	spec.SendRPCs(b, 1100*time.Millisecond, []string{"n1"})
 	b.At(2*time.Second, scenario.ServeXDS(res(addrs("b1/ipv4"), addrs("b2/ipv4", "b3/ipv4"))))
 	spec.SendRPCs(b, 3*time.Second, []string{"s2", "s3"}, session.Cookie(b2))
 	spec.SendRPCs(b, 3100*time.Millisecond, []string{"n2", "n3"})
 	spec.SendRPCs(b, 3200*time.Millisecond, []string{"t1"}, session.Cookie(b3))
+	b.At(3300*time.Millisecond, scenario.Clear("b3/ipv4"))
 	s := b.End(21 * time.Second).MustBuild()
 
 	return spec.Spec{
