@@ -343,3 +343,39 @@ func TestLab_FailRPCs_AnswersWithCodeUntilCleared(t *testing.T) {
 		t.Error("FailRPCs with OK: no error")
 	}
 }
+
+// TestLab_BackendDownIsRecordedBeforeItsEffect verifies that backend-down
+// carries the time the backend began going down, not the time it finished:
+// a client sees its connection closed during SetBackendDown, and a check
+// timing the client's reaction from backend-down must never find the
+// reaction first (grpc-js failed over to p1 69 µs "before" b1 went down).
+func TestLab_BackendDownIsRecordedBeforeItsEffect(t *testing.T) {
+	l := startLab(t, Config{Backends: []BackendConfig{{Name: "b1", Families: IPv4Only}}})
+	ap := l.Backend("b1").Addrs()[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := l.DialContext(ctx, "tcp", ap.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	closed := make(chan Duration, 1)
+	go func() {
+		_, _ = conn.Read(make([]byte, 1)) // the server never writes first: this returns when it closes
+		closed <- l.Now()
+	}()
+	if err := l.SetBackendDown("b1", true); err != nil {
+		t.Fatal(err)
+	}
+	var seen Duration
+	select {
+	case seen = <-closed:
+	case <-ctx.Done():
+		t.Fatal("the connection stayed open after its backend went down")
+	}
+	for _, e := range l.Events() {
+		if e.Kind == EventBackendDown && e.T > seen {
+			t.Errorf("backend-down at %v, after the client saw its connection closed at %v", e.T, seen)
+		}
+	}
+}

@@ -289,20 +289,24 @@ func (l *Lab) SetHealth(ap netip.AddrPort, service string, serving bool) error {
 }
 
 // SetBackendDown takes a backend down (no listener, live connections closed)
-// or brings it back up. Per-address faults are kept.
+// or brings it back up. Per-address faults are kept. backend-down carries
+// the time the backend began going down: its clients see their connections
+// closed while it stops, and a reaction timed from it must not come first.
+// backend-up carries the time it was listening again.
 func (l *Lab) SetBackendDown(name string, down bool) error {
 	b := l.byName[name]
 	if b == nil {
 		return fmt.Errorf("netlab: no backend %q", name)
 	}
+	began := l.rec.now()
 	if err := b.setDown(down); err != nil {
 		return err
 	}
-	kind := EventBackendUp
+	e := Event{T: l.rec.now(), Kind: EventBackendUp, Backend: name}
 	if down {
-		kind = EventBackendDown
+		e.T, e.Kind = began, EventBackendDown
 	}
-	l.rec.add(Event{T: l.rec.now(), Kind: kind, Backend: name})
+	l.rec.add(e)
 	return nil
 }
 
