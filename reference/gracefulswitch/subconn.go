@@ -239,6 +239,18 @@ func (gs *Balancer) dropLocked(sh *shared) {
 	gs.pool = slices.DeleteFunc(gs.pool, func(x *shared) bool { return x == sh })
 }
 
+// lockLive takes the switch's lock when this handle and its subchannel are
+// still live, and reports whether it did: a call on a handle shut down, or
+// on a subchannel already gone, does nothing.
+func (u *subConn) lockLive() bool {
+	u.sh.gs.mu.Lock()
+	if u.shut || u.sh.gone {
+		u.sh.gs.mu.Unlock()
+		return false
+	}
+	return true
+}
+
 // Connect asks the subchannel to connect (a no-op unless it is IDLE).
 func (u *subConn) Connect() {
 	gs := u.sh.gs
@@ -254,13 +266,10 @@ func (u *subConn) Connect() {
 // the channel's subchannel down, which reports SHUTDOWN; an earlier user is
 // told SHUTDOWN after the call during which it shut its handle down.
 func (u *subConn) Shutdown() {
-	sh := u.sh
-	gs := sh.gs
-	gs.mu.Lock()
-	if u.shut || sh.gone {
-		gs.mu.Unlock()
+	if !u.lockLive() {
 		return
 	}
+	sh, gs := u.sh, u.sh.gs
 	u.shut, u.health = true, nil
 	last := sh.liveUsersLocked() == 0
 	if last {
@@ -277,13 +286,10 @@ func (u *subConn) Shutdown() {
 
 // UpdateAddresses changes the subchannel's addresses, for every user of it.
 func (u *subConn) UpdateAddresses(addrs []resolver.Address) {
-	sh := u.sh
-	gs := sh.gs
-	gs.mu.Lock()
-	if u.shut || sh.gone {
-		gs.mu.Unlock()
+	if !u.lockLive() {
 		return
 	}
+	sh, gs := u.sh, u.sh.gs
 	sh.addrs = slices.Clone(addrs)
 	gs.mu.Unlock()
 	sh.sc.UpdateAddresses(addrs)
@@ -294,13 +300,10 @@ func (u *subConn) UpdateAddresses(addrs []resolver.Address) {
 // whose health another user already watches is told the last health
 // reported, after the current call, and every later one.
 func (u *subConn) RegisterHealthListener(l func(balancer.SubConnState)) {
-	sh := u.sh
-	gs := sh.gs
-	gs.mu.Lock()
-	if u.shut || sh.gone {
-		gs.mu.Unlock()
+	if !u.lockLive() {
 		return
 	}
+	sh, gs := u.sh, u.sh.gs
 	watched := false
 	for _, o := range sh.users {
 		watched = watched || (o != u && !o.shut && o.health != nil)
