@@ -57,20 +57,11 @@ func judgeSteps(t *testing.T, eps []scenario.Endpoint, tr *trace.Trace) verdict.
 // is both, and inconclusive, neither a pass nor a fail.
 func TestStepsOrder_TellsInterleavingFromNone(t *testing.T) {
 	s := addrShuffle()
-	dir, err := spec.TracesDir()
+	golden, err := spec.ReadGolden(s, spec.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []scenario.Endpoint
-	for _, st := range s.Scenario.Steps {
-		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
-			eps = u.Endpoints
-		}
-	}
+	eps := lastResolved(s)
 	if r := judgeSteps(t, eps, golden); r.Verdict != verdict.Pass {
 		t.Fatalf("the golden trace: %s %q", r.Label(), r.Evidence)
 	}
@@ -121,20 +112,11 @@ func TestStepsOrder_TellsInterleavingFromNone(t *testing.T) {
 // the rest; a pass cut short is inconclusive.
 func TestShuffleEndpointsOnly_OneRunsChance(t *testing.T) {
 	s := addrShuffle()
-	dir, err := spec.TracesDir()
+	golden, err := spec.ReadGolden(s, spec.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var eps []scenario.Endpoint
-	for _, st := range s.Scenario.Steps {
-		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
-			eps = u.Endpoints
-		}
-	}
+	eps := lastResolved(s)
 	judge := func(order []string) verdict.Result {
 		t.Helper()
 		rs := verdict.Evaluate(verdict.Subject{Spec: "addr-shuffle", Doc: "A61", Mode: spec.Lab}, []verdict.Check{shuffleEndpointsOnly(eps)}, withAttempts(t, golden, order))
@@ -176,4 +158,15 @@ func TestShuffleEndpointsOnly_OneRunsChance(t *testing.T) {
 	if all != 720 || pass*8 != all {
 		t.Errorf("%d of %d orders pass, want 1 in 8 of 720", pass, all)
 	}
+}
+
+// lastResolved is the endpoint list of s's last resolver update.
+func lastResolved(s spec.Spec) []scenario.Endpoint {
+	var eps []scenario.Endpoint
+	for _, st := range s.Scenario.Steps {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+			eps = u.Endpoints
+		}
+	}
+	return eps
 }

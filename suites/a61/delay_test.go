@@ -50,11 +50,7 @@ func delayDefault(t *testing.T, s spec.Spec, tr *trace.Trace) verdict.Result {
 // does not exceed.
 func TestDelayCheck_StallInsideIsInconclusiveAndA270msDelayFails(t *testing.T) {
 	s := specNamed(t, "he-dropped-ipv6")
-	dir, err := spec.TracesDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	golden, err := spec.ReadGolden(s, spec.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}

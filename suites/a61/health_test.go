@@ -21,11 +21,7 @@ import (
 // with no NOT_SERVING sent at all (the client watched no health) it fails.
 func TestHealthChecks_NotHeardYetIsInconclusive(t *testing.T) {
 	s := specNamed(t, "health-one-unhealthy")
-	dir, err := spec.TracesDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	golden, err := spec.ReadGolden(s, spec.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}

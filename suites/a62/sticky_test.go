@@ -21,11 +21,7 @@ import (
 // pass.
 func TestTFPicks_ReadyReportMayLag(t *testing.T) {
 	s := tfPicksFailFast()
-	dir, err := spec.TracesDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden, err := trace.ReadFile(spec.GoldenPath(dir, s, spec.Lab))
+	golden, err := spec.ReadGolden(s, spec.Lab)
 	if err != nil {
 		t.Fatal(err)
 	}

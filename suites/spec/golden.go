@@ -20,6 +20,17 @@ func GoldenPath(tracesDir string, s Spec, m trace.Mode) string {
 	return filepath.Join(tracesDir, strings.ToLower(string(s.Doc)), s.Name()+"."+string(m)+".jsonl")
 }
 
+// ReadGolden reads s's golden trace for mode m from the traces directory
+// of the enclosing checkout (TracesDir): what a test that judges a check on
+// a recorded trace starts from.
+func ReadGolden(s Spec, m trace.Mode) (*trace.Trace, error) {
+	dir, err := TracesDir()
+	if err != nil {
+		return nil, err
+	}
+	return trace.ReadFile(GoldenPath(dir, s, m))
+}
+
 // ErrNoGolden means a spec has no golden trace yet (`conform record` writes it).
 var ErrNoGolden = errors.New("no golden trace")
 
