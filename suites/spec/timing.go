@@ -265,11 +265,9 @@ func stallNear(tr *trace.Trace, from, to time.Duration) (trace.Event, bool) {
 		windows = [][2]time.Duration{{from - LabTimer, from + steadySpan}, {to - steadySpan, to + LabTimer}}
 	}
 	var longest trace.Event
-	for _, s := range Stalls(tr) {
-		for _, w := range windows {
-			if s.Duration >= StallLimit && s.T < w[1] && s.T+s.Duration > w[0] && s.Duration > longest.Duration {
-				longest = s
-			}
+	for _, w := range windows {
+		if s, ok := stallIn(tr, w[0], w[1]); ok && s.Duration > longest.Duration {
+			longest = s
 		}
 	}
 	return longest, longest.Duration > 0
