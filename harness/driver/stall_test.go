@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/netlab"
 )
@@ -41,6 +43,7 @@ func TestStallWatch_GoDriverReportsItsProcessStopped(t *testing.T) {
 	if err := syscall.Kill(p.Pid(), syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitStopped(t, p.Pid())
 	time.Sleep(stopped) // the stimulus: the process stands still this long
 	if err := syscall.Kill(p.Pid(), syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -60,5 +63,28 @@ func TestStallWatch_GoDriverReportsItsProcessStopped(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no stall of about %v reported within 10 s of the process's stop", stopped)
 		}
+	}
+}
+
+// waitStopped waits until the child pid has stopped. A SIGSTOP is acted on
+// only when one of the process's threads next runs; on a loaded machine
+// that can take longer than the stop lasts, and a SIGCONT that comes first
+// discards the pending stop (signal(7)), so the process never stands
+// still (CI once saw exactly that). waitid with WNOWAIT reports the stop
+// without consuming anything the process's own Wait needs.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() {
+		var info unix.Siginfo
+		done <- unix.Waitid(unix.P_PID, pid, &info, unix.WSTOPPED|unix.WNOWAIT, nil)
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("waiting for the driver to stop: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the driver did not stop within 10 s of SIGSTOP")
 	}
 }

@@ -17,14 +17,19 @@ const (
 )
 
 // watchStalls emits a stall event for each late wake-up until stop is
-// closed; done is closed when the watch has ended.
+// closed; done is closed when the watch has ended. It returns once the
+// watch's first timer is set, so that hello's claim of stall_watch holds
+// from the first command: a goroutine only started could not see a stall
+// that came before it first ran (CI: a driver stopped right after hello
+// reported nothing).
 func (s *Session) watchStalls(stop <-chan struct{}) (done <-chan struct{}) {
-	d := make(chan struct{})
+	d, running := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(d)
 		t := time.NewTimer(stallStep)
 		defer t.Stop()
 		before := time.Now()
+		close(running)
 		for {
 			select {
 			case <-stop:
@@ -38,5 +43,6 @@ func (s *Session) watchStalls(stop <-chan struct{}) (done <-chan struct{}) {
 			t.Reset(stallStep)
 		}
 	}()
+	<-running
 	return d
 }

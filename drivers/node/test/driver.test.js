@@ -206,6 +206,21 @@ test('hello names grpc-js, its installed version and what it can do', { skip: SK
   noJunk(d);
 });
 
+// stopped resolves once the process pid is in the stopped state. A SIGSTOP
+// takes effect only when one of the process's threads next runs, and a
+// SIGCONT sent before then discards it (signal(7)): on a loaded machine the
+// process would never stand still. Node has no waitid, so this reads the
+// state in /proc on each turn of the loop.
+async function stopped(pid) {
+  const deadline = Date.now() + 10000;
+  for (;;) {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('T')) return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not stop within 10 s of SIGSTOP`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 test('stall watch: a stopped process is reported as a stall, not claimed as stall_watch', { skip: SKIP }, async (t) => {
   const d = new Driver();
   t.after(() => d.kill());
@@ -218,6 +233,7 @@ test('stall watch: a stopped process is reported as a stall, not claimed as stal
   const from = d.lines.length;
   const stoppedMs = 80;
   d.proc.kill('SIGSTOP');
+  await stopped(d.proc.pid);
   await new Promise((resolve) => setTimeout(resolve, stoppedMs)); // the stimulus: the process stands still
   d.proc.kill('SIGCONT');
   const s = await d.waitFor((o) => o.ev === 'stall' && o.late_us >= (stoppedMs - 10) * 1000, 10000, from, 'a stall of the stop');
