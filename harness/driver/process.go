@@ -554,24 +554,29 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
-// grpcLogVars are the gRPC variables a driver inherits: logging only, for
-// whoever debugs a driver run.
-var grpcLogVars = []string{"GRPC_VERBOSITY", "GRPC_TRACE", "GRPC_GO_LOG_VERBOSITY_LEVEL",
-	"GRPC_GO_LOG_SEVERITY_LEVEL", "GRPC_NODE_VERBOSITY", "GRPC_NODE_TRACE"}
+// logVars are the gRPC and conform variables a driver inherits: logging
+// only, for whoever debugs a driver run.
+var logVars = []string{"GRPC_VERBOSITY", "GRPC_TRACE", "GRPC_GO_LOG_VERBOSITY_LEVEL",
+	"GRPC_GO_LOG_SEVERITY_LEVEL", "GRPC_NODE_VERBOSITY", "GRPC_NODE_TRACE",
+	"CONFORM_GRPC_JS_LOG_EVENTS"}
 
 // driverEnviron is environ as a driver inherits it. Gone are every other
 // GRPC_* variable — the client under test gets the scenario's switches and,
 // for an xds target, the lab's bootstrap (RunLab adds them to Command.Env),
 // never conform's own; an xDS bootstrap is removed, not emptied, since
-// C-core reads an empty GRPC_XDS_BOOTSTRAP as a file name — and the proxy
+// C-core reads an empty GRPC_XDS_BOOTSTRAP as a file name — every other
+// CONFORM_* variable, since the drivers read some as settings that change
+// what they claim or how the client is built (CONFORM_CAN,
+// CONFORM_POLICY_MAP, CONFORM_GRPC_JS_CHANNEL_OPTIONS): those reach a
+// driver only through Command.Env, from conform's own flags — and the proxy
 // settings, which every gRPC honours and which name proxies outside the lab.
 func driverEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		grpcSetting := strings.HasPrefix(name, "GRPC_") && !slices.Contains(grpcLogVars, name)
+		setting := (strings.HasPrefix(name, "GRPC_") || strings.HasPrefix(name, "CONFORM_")) && !slices.Contains(logVars, name)
 		proxy := strings.HasSuffix(strings.ToLower(name), "_proxy")
-		if !grpcSetting && !proxy {
+		if !setting && !proxy {
 			out = append(out, kv)
 		}
 	}
