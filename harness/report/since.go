@@ -26,8 +26,11 @@ type Since struct {
 // SinceRow is one requirement's history over the releases. A release
 // judges it when its verdict there is pass or fail; not-applicable,
 // inconclusive, error and a missing cell say nothing of it and are
-// passed over. It regressed at a release that fails it when the last
-// release before that judged it passed it.
+// passed over. It regressed at a release when one of its rows (a check of
+// one spec in one mode) fails there and passed at the last release before
+// that judged that row: a requirement judged by several specs may pass
+// in one release on one spec and fail in the next on another, which is no
+// regression of either.
 type SinceRow struct {
 	Requirement string `json:"requirement"`
 	// FirstPass is the oldest release that passes the requirement, nil
@@ -82,10 +85,11 @@ func (m Matrix) Since() []Since {
 // release has a result for it.
 func sinceRow(g *grid, id, name string, versions []string) (SinceRow, bool) {
 	row := SinceRow{Requirement: id, Regressed: []string{}, Unjudged: []string{}, Verdicts: map[string]string{}}
-	var last verdict.Verdict // the verdict of the last release that judged it
+	last := map[string]verdict.Verdict{} // row key → its verdict at the last release that judged it
 	any := false
 	for _, v := range versions {
-		got := g.verdict(id, name+"@"+v)
+		col := name + "@" + v
+		got := g.verdict(id, col)
 		row.Verdicts[v] = string(got)
 		any = any || got != ""
 		switch got {
@@ -93,19 +97,30 @@ func sinceRow(g *grid, id, name string, versions []string) (SinceRow, bool) {
 			if row.FirstPass == nil {
 				row.FirstPass = &v
 			}
-		case verdict.Fail:
-			if last == verdict.Pass {
-				row.Regressed = append(row.Regressed, v)
-			}
 		case verdict.Inconclusive, verdict.Error:
 			row.Unjudged = append(row.Unjudged, v)
-			continue
-		default:
-			continue
 		}
-		last = got
+		if regressed(g.cell[id][col], last) {
+			row.Regressed = append(row.Regressed, v)
+		}
 	}
 	return row, any
+}
+
+// regressed reports whether one of a release's results rs fails where the
+// same row passed at the last release that judged it, and files each
+// judged row's verdict in last.
+func regressed(rs []verdict.Result, last map[string]verdict.Verdict) bool {
+	out := false
+	for _, r := range rs {
+		if r.Verdict != verdict.Pass && r.Verdict != verdict.Fail {
+			continue
+		}
+		key := r.Spec + "\x00" + string(r.Mode) + "\x00" + r.Check
+		out = out || (r.Verdict == verdict.Fail && last[key] == verdict.Pass)
+		last[key] = r.Verdict
+	}
+	return out
 }
 
 func semv(v string) string {

@@ -143,3 +143,33 @@ func TestSince_FirstPassAfterAnUnjudgedReleaseIsUncertain(t *testing.T) {
 		}
 	}
 }
+
+// TestSince_RegressionIsOneRowsPassThenFail: a requirement judged by two
+// specs regressed only where one spec's row that passed fails. Release 1
+// passes it on he-dropped-ipv6 (he-all-refused not applicable), release 2
+// fails it on he-all-refused alone (he-dropped-ipv6 not applicable): the
+// requirement went from pass to fail, but no row did. Release 3 fails it on he-dropped-ipv6,
+// which passed at release 1: a regression.
+func TestSince_RegressionIsOneRowsPassThenFail(t *testing.T) {
+	release := func(name string, verdicts ...verdict.Verdict) report.Impl {
+		im := report.Impl{Name: name}
+		for i, spec := range []string{"he-dropped-ipv6", "he-all-refused"} {
+			r := verdict.Result{Spec: spec, Doc: "A61", Requirement: "A61-HE-FIRST-PASS", Mode: "lab", Verdict: verdicts[i]}
+			im.Runs = append(im.Runs, report.Run{Subject: verdict.Subject{Spec: spec, Doc: "A61", Mode: "lab"}, Impl: name, Results: []verdict.Result{r}})
+		}
+		return im
+	}
+	const p, f, na = verdict.Pass, verdict.Fail, verdict.NotApplicable
+	m := report.Matrix{Impls: []report.Impl{
+		release("grpc-go@v1.70.0", p, na),
+		release("grpc-go@v1.71.0", na, f),
+		release("grpc-go@v1.72.0", f, f),
+	}}
+	r := m.Since()[0].Rows[0]
+	if got := r.Verdicts; got["v1.70.0"] != "pass" || got["v1.71.0"] != "fail" {
+		t.Fatalf("verdicts %v; want the requirement passed at v1.70.0 and failed at v1.71.0", got)
+	}
+	if !slices.Equal(r.Regressed, []string{"v1.72.0"}) {
+		t.Errorf("regressed at %v; want [v1.72.0], where he-dropped-ipv6's row went from pass to fail", r.Regressed)
+	}
+}
