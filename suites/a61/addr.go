@@ -149,7 +149,6 @@ func addrShuffle() spec.Spec {
 			MustBuild(),
 		Checks: []spec.Check{
 			stepsOrder(eps),
-			shuffleEndpointsOnly(eps),
 		},
 		Agreement: firstPassSYNs(5 * time.Second),
 	}
@@ -178,33 +177,6 @@ func stepsOrder(eps []scenario.Endpoint) spec.Check {
 			j := slices.IndexFunc(interleaved, func(o []string) bool { return slices.Equal(o, got) })
 			verdict.Require(false, "the order tried, %s, is the shuffle %v of the endpoints flattened then interleaved, and also the shuffle %v flattened without interleaving: the run does not tell interleaving from none", symbolic(tr, got), steps[j], steps[i])
 		}
-	}}
-}
-
-// shuffleEndpointsOnly is A61-ADDR-SHUFFLE-ENDPOINTS-ONLY on a client
-// given the endpoints eps with shuffleAddressList on. A61, Address List
-// Handling in pick_first: the shuffle "will change the order of the
-// endpoints but will not touch the order of the addresses within each
-// endpoint", and interleaving keeps each family's order of the flattened
-// list. So each family's attempts are in the order one shuffle of the
-// endpoints, flattened, gives that family, the same shuffle for both,
-// whatever the interleaving. A client that shuffled the addresses one by
-// one gives such orders too, by chance: on addr-shuffle's layout with
-// probability 1/8 (6 of the 24 × 2 orders of its four IPv4 and two IPv6
-// addresses), so a pass is one run without a breach, not a proof.
-func shuffleEndpointsOnly(eps []scenario.Endpoint) spec.Check {
-	return spec.Check{Requirement: "A61-ADDR-SHUFFLE-ENDPOINTS-ONLY", Assert: func(g gomega.Gomega, tr *trace.Trace) {
-		got := order(attempts(tr, 0))
-		_, flat := shuffledOrders(tr, eps)
-		v4, v6 := byFamily(got)
-		fits := slices.ContainsFunc(flat, func(f []string) bool {
-			f4, f6 := byFamily(f)
-			return prefixOfAny(v4, [][]string{f4}) && prefixOfAny(v6, [][]string{f6})
-		})
-		g.Expect(fits).To(gomega.BeTrue(),
-			"the attempts, IPv4 %s and IPv6 %s, are not in the order any shuffle of the endpoints, flattened, gives each family: the shuffle moved addresses inside an endpoint, or across it", symbolic(tr, v4), symbolic(tr, v6))
-		verdict.Require(len(got) == len(flat[0]),
-			"the pass ended after %d of the %d addresses (%s): the order of those it never reached is unseen", len(got), len(flat[0]), symbolic(tr, got))
 	}}
 }
 

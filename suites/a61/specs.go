@@ -45,7 +45,7 @@ func Specs() []spec.Spec {
 		// Use pick_first as the Universal Leaf Policy
 		rrDualStack(), rrErrorDetail(),
 		// Address List Handling in pick_first
-		addrInterleave(), addrDuplicate(), addrShuffle(), dnsPickFirst(),
+		addrInterleave(), addrDuplicate(), addrShuffle(), addrShuffleLists(), dnsPickFirst(),
 		// Generic Health Reporting Mechanism
 		healthPickFirstAlone(), healthNoneConfigured(), healthOneUnhealthy(), healthChosenAddress(),
 		// Address List Updates in Java/Go
