@@ -383,9 +383,17 @@ func xdsRoundRobin() *scenario.Scenario {
 		Backend("b2", scenario.Dual).
 		XDS("svc.conform").
 		At(0, scenario.ServeXDS(xdsGood())).
-		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second)))
-	for i, id := range []string{"r2", "r3", "r4", "r5"} {
-		prev := []string{"r1", "r2", "r3", "r4"}[i]
+		At(0, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		// r2…r5 judge the spread over both backends, so they wait for both
+		// connections: round_robin picks only READY subchannels, and b2's
+		// could still be in its HTTP/2 handshake after r1 (CI once saw all
+		// five on b1, b2's preface not yet arrived). READY follows the
+		// preface by the server's SETTINGS, which the client reads: a margin
+		// of 100 ms covers that; the subchannel's state itself is not seen
+		// from outside.
+		AfterDelay(scenario.On("preface").Times(2), 100*time.Millisecond, scenario.RPC("r2", scenario.Deadline(time.Second)))
+	for i, id := range []string{"r3", "r4", "r5"} {
+		prev := []string{"r2", "r3", "r4"}[i]
 		b = b.After(scenario.On("rpc-result").WithRPC(prev), scenario.RPC(id, scenario.Deadline(time.Second)))
 	}
 	rpc := func(id string) scenario.StartRPC { return scenario.RPC(id, scenario.Deadline(time.Second)) }
