@@ -46,6 +46,12 @@ func aggregateResources(badIdle bool) xds.Resources {
 // update NACKed for its idle_timeout leaves that configuration serving (r2
 // on b1); when b1 resets and goes down the channel fails over to the second
 // cluster (r3 on b2).
+//
+// r3 goes once the failover's subchannel (b2's, made only when the first
+// cluster failed) is READY, not 300 ms after b1 went down: sent before the
+// channel saw b1's connection close (a loaded machine can take that
+// long), it could go out on that connection and fail. Before that READY
+// the channel's picker queues, so r3 waits for the failover's picker.
 func xdsAggregateFailover() *scenario.Scenario {
 	return scenario.New("xds-aggregate-failover").
 		Backend("b1", scenario.IPv4Only).
@@ -58,7 +64,7 @@ func xdsAggregateFailover() *scenario.Scenario {
 			scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Fault("b1/ipv4", scenario.Reset)).
 		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), time.Millisecond, scenario.Stop("b1")).
-		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 300*time.Millisecond,
+		After(scenario.On("subchannel-state").WithState("READY").WithAddr("b2/ipv4"),
 			scenario.RPC("r3", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
 		End(20 * time.Second).
