@@ -22,6 +22,12 @@ import (
 // probeWait is how long a probe waits for something that should not happen.
 const probeWait = 300 * time.Millisecond
 
+// probeGuard is how long a probe waits for something that should happen
+// (the connection, the server's SETTINGS): only a guard against a hang. A
+// loaded machine can hold the dial or the server's first frame past
+// probeWait, which made a working address look hung or silent.
+const probeGuard = 5 * time.Second
+
 // outcome is what a client sees when it opens a connection to an address.
 type outcome string
 
@@ -33,10 +39,20 @@ const (
 )
 
 // probe dials ap from the client namespace, sends the HTTP/2 preface, and
-// classifies what happens.
-func probe(t *testing.T, l *Lab, ap netip.AddrPort) outcome {
+// classifies what happens. want is the outcome the caller expects: each
+// wait is probeWait where want is the absence of the event waited for
+// (hangs: no answer to the SYN; stalled: no frame from the server), and
+// probeGuard where want is the event.
+func probe(t *testing.T, l *Lab, ap netip.AddrPort, want outcome) outcome {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), probeWait)
+	dialWait, readWait := probeGuard, probeGuard
+	switch want {
+	case outHangs:
+		dialWait = probeWait
+	case outStalled:
+		readWait = probeWait
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dialWait)
 	defer cancel()
 	c, err := l.DialContext(ctx, "tcp", ap.String())
 	switch {
@@ -51,7 +67,7 @@ func probe(t *testing.T, l *Lab, ap netip.AddrPort) outcome {
 	if _, err := c.Write(http2Preface); err != nil {
 		t.Fatalf("write preface to %s: %v", ap, err)
 	}
-	c.SetReadDeadline(time.Now().Add(probeWait))
+	c.SetReadDeadline(time.Now().Add(readWait))
 	buf := make([]byte, 9) // one HTTP/2 frame header
 	_, err = c.Read(buf)
 	if isTimeout(err) {
@@ -81,18 +97,18 @@ func TestLab_Faults_EachModeBothFamilies(t *testing.T) {
 				if err := l.SetFault(ap, f); err != nil {
 					t.Fatal(err)
 				}
-				if got := probe(t, l, ap); got != want[f] {
+				if got := probe(t, l, ap, want[f]); got != want[f] {
 					t.Errorf("with %s on %s: %s, want %s", f, ap, got, want[f])
 				}
 				for _, o := range other { // faults are per address
-					if got := probe(t, l, o); got != outEstablished {
+					if got := probe(t, l, o, outEstablished); got != outEstablished {
 						t.Errorf("with %s on %s, the untouched %s: %s", f, ap, o, got)
 					}
 				}
 				if err := l.SetFault(ap, FaultNone); err != nil {
 					t.Fatal(err)
 				}
-				if got := probe(t, l, ap); got != outEstablished {
+				if got := probe(t, l, ap, outEstablished); got != outEstablished {
 					t.Errorf("after clearing %s on %s: %s, want %s", f, ap, got, outEstablished)
 				}
 			})
@@ -154,7 +170,7 @@ func TestLab_DownClosesLiveConnections(t *testing.T) {
 			t.Errorf("channel stayed READY after its backend went down")
 		}
 		cancel()
-		if got := probe(t, l, ap); got != outRefused {
+		if got := probe(t, l, ap, outRefused); got != outRefused {
 			t.Errorf("down address: %s, want %s", got, outRefused)
 		}
 		if err := l.SetFault(ap, FaultNone); err != nil {
@@ -163,7 +179,7 @@ func TestLab_DownClosesLiveConnections(t *testing.T) {
 		if err := l.SetBackendDown("b1", false); err != nil {
 			t.Fatal(err)
 		}
-		if got := probe(t, l, ap); got != outEstablished {
+		if got := probe(t, l, ap, outEstablished); got != outEstablished {
 			t.Errorf("back up: %s, want %s", got, outEstablished)
 		}
 	}
@@ -185,11 +201,11 @@ func TestLab_FaultEventsAreRecorded(t *testing.T) {
 	if err := l.SetFault(ap, FaultStall); err != nil {
 		t.Fatal(err)
 	}
-	probe(t, l, ap)
+	probe(t, l, ap, outStalled)
 	if err := l.SetFault(ap, FaultNone); err != nil {
 		t.Fatal(err)
 	}
-	probe(t, l, ap)
+	probe(t, l, ap, outEstablished)
 	select { // the server answers before it reads the preface: wait for it
 	case <-prefaces:
 	case <-time.After(5 * time.Second):

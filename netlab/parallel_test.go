@@ -35,7 +35,7 @@ func TestLab_TwoLabsSameAddressesNoCrosstalk(t *testing.T) {
 	for name, l := range labs {
 		for _, ap := range l.Backend(name).Addrs() {
 			if name == "alpha" && ap == alphaV6 {
-				if got := probe(t, l, ap); got != outRefused {
+				if got := probe(t, l, ap, outRefused); got != outRefused {
 					t.Errorf("alpha's faulted %s: %s, want %s", ap, got, outRefused)
 				}
 				continue

@@ -149,9 +149,20 @@ func TestRunLab_GRPCGo185_ConfigStep_SwitchesPolicy(t *testing.T) {
 		LB("pick_first", `{}`).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(100*time.Millisecond, scenario.RPC("r0", scenario.WaitForReady())).
-		At(200*time.Millisecond, scenario.Config("round_robin", `{}`))
-	for i := 1; i <= 4; i++ {
-		b.At(300*time.Millisecond+time.Duration(i)*20*time.Millisecond, scenario.RPC(fmt.Sprintf("r%d", i), scenario.WaitForReady()))
+		// The switch comes once pick_first has served r0: its one
+		// connection (to b1) is up, and its Happy Eyeballs timer, stopped.
+		After(scenario.On("rpc-result").WithRPC("r0"), scenario.Config("round_robin", `{}`)).
+		// r1…r4 judge the spread, so they wait for both of round_robin's
+		// connections (prefaces two and three, after pick_first's):
+		// round_robin picks only READY subchannels, and grpc-go's graceful
+		// switch hands over as soon as one is READY, so RPCs sent at fixed
+		// times after the switch could all go to one backend when the
+		// other's handshake was slower. READY follows the preface by the
+		// server's SETTINGS, which the client reads: a margin of 100 ms
+		// covers that; the subchannels' states are not seen from outside.
+		AfterDelay(scenario.On("preface").Times(3), 100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady()))
+	for i := 2; i <= 4; i++ {
+		b.After(scenario.On("rpc-result").WithRPC(fmt.Sprintf("r%d", i-1)), scenario.RPC(fmt.Sprintf("r%d", i), scenario.WaitForReady()))
 	}
 	tr, err := Run(context.Background(), b.After(scenario.On("rpc-result").Times(5), scenario.Finish()).End(3*time.Second).MustBuild(),
 		Driver{Impl: impl, Cache: testCache}, trace.ModeLab, Options{Seed: 1})

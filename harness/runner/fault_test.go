@@ -12,27 +12,35 @@ import (
 
 // failRPCs: round_robin over b1 and b2; b1 answers every RPC with
 // RESOURCE_EXHAUSTED from 0 (fail_rpcs), r1 and r2 reach one backend each.
-// b1 is stopped and started again at 100 and 150 ms: the fault outlives it,
-// and r3 and r4, once b1 is READY again (after the subchannel's backoff),
-// fail on b1 again. At 2 s the fault is cleared and r5 and r6 are answered
-// by both.
+// b1 is stopped once they have their results and started again 50 ms
+// later: the fault outlives it, and r3 and r4, once b1 is READY again
+// (after the subchannel's backoff), fail on b1 again. Once they have their
+// results the fault is cleared and r5 and r6 are answered by both.
+//
+// Each pair judges the spread over both backends, so it waits for both
+// subchannels READY (round_robin picks only READY ones): r1 and r2 went at
+// 50 and 60 ms, before b2's handshake on a loaded machine; the clear came
+// at 2 s, before b1's reconnection after its backoff could finish. The
+// 10 and 20 ms after a READY are for the policy to hand its new picker to
+// the channel: the recorder records the subchannel's state before that.
 func failRPCs() *scenario.Scenario {
+	bothReady := scenario.On("subchannel-state").WithState("READY").Times(2)
 	backAgain := scenario.On("subchannel-state").WithState("READY").WithAddr("b1/ipv4").Times(2)
 	b := scenario.New("fail-rpcs").
 		Backend("b1", scenario.IPv4Only).Backend("b2", scenario.IPv4Only).
 		LB("round_robin", `{}`).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"), scenario.EP("b2/ipv4"))).
 		At(0, scenario.FailWith("b1/ipv4", "RESOURCE_EXHAUSTED")).
-		At(50*time.Millisecond, scenario.RPC("r1")).
-		At(60*time.Millisecond, scenario.RPC("r2")).
-		At(100*time.Millisecond, scenario.Stop("b1")).
-		At(150*time.Millisecond, scenario.Start("b1")).
+		AfterDelay(bothReady, 10*time.Millisecond, scenario.RPC("r1")).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.RPC("r2")).
+		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Stop("b1")).
+		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 50*time.Millisecond, scenario.Start("b1")).
 		AfterDelay(backAgain, 10*time.Millisecond, scenario.RPC("r3")).
 		AfterDelay(backAgain, 20*time.Millisecond, scenario.RPC("r4")).
-		At(2*time.Second, scenario.Clear("b1/ipv4")).
-		At(2050*time.Millisecond, scenario.RPC("r5")).
-		At(2060*time.Millisecond, scenario.RPC("r6"))
-	return b.After(scenario.On("rpc-result").WithRPC("r6"), scenario.Finish()).End(4 * time.Second).MustBuild()
+		After(scenario.On("rpc-result").Times(4), scenario.Clear("b1/ipv4")).
+		After(scenario.On("rpc-result").Times(4), scenario.RPC("r5")). // after the clear: steps met together apply in order
+		After(scenario.On("rpc-result").WithRPC("r5"), scenario.RPC("r6"))
+	return b.After(scenario.On("rpc-result").WithRPC("r6"), scenario.Finish()).End(10 * time.Second).MustBuild()
 }
 
 // checkFailRPCs verifies a run of failRPCs in either mode: of each pair,

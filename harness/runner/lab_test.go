@@ -97,7 +97,11 @@ func TestLab_SeededLikeTheSimulator(t *testing.T) {
 		b = b.Backend(n, scenario.IPv4Only).At(0, scenario.Fault(scenario.Addr(n+"/ipv4"), scenario.Reset))
 		eps = append(eps, scenario.EP(scenario.Addr(n+"/ipv4")))
 	}
-	s := b.At(0, scenario.Resolve(eps...)).End(200 * time.Millisecond).MustBuild()
+	// The run ends once pick_first has made its sixth subchannel: it makes
+	// one per attempt, after the one before was refused, and six refusals
+	// in a row (a few ms here when idle) need not fit in the fixed 200 ms
+	// the run used to last on a loaded machine.
+	s := b.At(0, scenario.Resolve(eps...)).After(scenario.On("subchannel-new").Times(6), scenario.Finish()).End(10 * time.Second).MustBuild()
 	order := func(tr *trace.Trace) []string {
 		var out []string
 		for _, e := range tr.Events {

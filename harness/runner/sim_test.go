@@ -148,16 +148,27 @@ func TestSim_PathAttributeRoutesPriorityChildren(t *testing.T) {
 }
 
 // healthScenario: round_robin over b1, whose health service turns
-// NOT_SERVING for service at 100 ms and SERVING again at 200 ms, the
-// client's service config being sc.
+// NOT_SERVING for service once the channel is READY and SERVING again once
+// it has left READY, the client's service config being sc; the run ends
+// when the channel is READY again.
+//
+// Each step waits for the state it acts on: at fixed times (100 and
+// 200 ms, the run ending at 300 ms) a loaded machine's slower handshake or
+// health stream met NOT_SERVING before READY, or the run ended before the
+// channel came back. The root policy reports READY only once the health
+// stream said SERVING (A61, generic health reporting), so the watch is
+// there to carry the change. Where the step's service is not the one
+// checked the channel never leaves READY: SERVING is not sent and the run
+// goes to its end.
 func healthScenario(name, sc, service string) *scenario.Scenario {
 	return scenario.New(name).
 		Backend("b1", scenario.IPv4Only).
 		ServiceConfig(sc).
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
-		At(100*time.Millisecond, scenario.Health("b1/ipv4", scenario.NotServing).For(service)).
-		At(200*time.Millisecond, scenario.Health("b1/ipv4", scenario.Serving).For(service)).
-		End(300 * time.Millisecond).
+		After(scenario.On("balancer-state").WithState("READY"), scenario.Health("b1/ipv4", scenario.NotServing).For(service)).
+		After(scenario.On("balancer-state").WithState("TRANSIENT_FAILURE"), scenario.Health("b1/ipv4", scenario.Serving).For(service)).
+		After(scenario.On("balancer-state").WithState("READY").Times(2), scenario.Finish()).
+		End(5 * time.Second).
 		MustBuild()
 }
 

@@ -46,6 +46,12 @@ func aggregateResources(badIdle bool) xds.Resources {
 // update NACKed for its idle_timeout leaves that configuration serving (r2
 // on b1); when b1 resets and goes down the channel fails over to the second
 // cluster (r3 on b2).
+//
+// r3 goes once the failover's subchannel (b2's, made only when the first
+// cluster failed) is READY, not 300 ms after b1 went down: sent before the
+// channel saw b1's connection close (a loaded machine can take that
+// long), it could go out on that connection and fail. Before that READY
+// the channel's picker queues, so r3 waits for the failover's picker.
 func xdsAggregateFailover() *scenario.Scenario {
 	return scenario.New("xds-aggregate-failover").
 		Backend("b1", scenario.IPv4Only).
@@ -58,7 +64,7 @@ func xdsAggregateFailover() *scenario.Scenario {
 			scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(3*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Fault("b1/ipv4", scenario.Reset)).
 		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), time.Millisecond, scenario.Stop("b1")).
-		AfterDelay(scenario.On("rpc-result").WithRPC("r2"), 300*time.Millisecond,
+		After(scenario.On("subchannel-state").WithState("READY").WithAddr("b2/ipv4"),
 			scenario.RPC("r3", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).
 		End(20 * time.Second).
@@ -182,8 +188,14 @@ func TestLab_XDSAggregateFailoverAndNACK(t *testing.T) {
 	}
 }
 
-// xdsLogicalDNS: a LOGICAL_DNS cluster whose name resolves to b1, then to
-// b2 while b1 goes down.
+// xdsLogicalDNS: a LOGICAL_DNS cluster whose name resolves to b1, then,
+// once r1 has its answer, to b2 while b1 goes down; r2 goes once the
+// policy has seen b1 go (it asks to re-resolve).
+//
+// The change and r2 wait for those events: at fixed times (1 s and 2 s)
+// b1 could go before r1, whose xDS exchange a loaded machine delays, had
+// its answer, and r2 could go before the channel saw b1's connection
+// close. r1's deadline only bounds a hang.
 func xdsLogicalDNS() *scenario.Scenario {
 	res := xds.Resources{
 		Listeners:    []xds.Listener{{Name: "svc.conform", RouteConfig: "rc1"}},
@@ -196,10 +208,10 @@ func xdsLogicalDNS() *scenario.Scenario {
 		XDS("svc.conform").
 		At(0, scenario.Resolve(scenario.EP("b1/ipv4"))).
 		At(0, scenario.ServeXDS(res)).
-		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(time.Second))).
-		At(time.Second, scenario.Resolve(scenario.EP("b2/ipv4"))).
-		At(time.Second, scenario.Stop("b1")).
-		At(2*time.Second, scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		At(100*time.Millisecond, scenario.RPC("r1", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Resolve(scenario.EP("b2/ipv4"))).
+		After(scenario.On("rpc-result").WithRPC("r1"), scenario.Stop("b1")).
+		After(scenario.On("resolve-now"), scenario.RPC("r2", scenario.WaitForReady(), scenario.Deadline(5*time.Second))).
 		After(scenario.On("rpc-result").WithRPC("r2"), scenario.Finish()).
 		End(10 * time.Second).
 		MustBuild()
@@ -235,6 +247,12 @@ func checkLogicalDNS(t *testing.T, tr *trace.Trace) {
 		if e.Kind == trace.KindRPCResult && (e.Backend != want[e.RPC] || e.Code != "OK") {
 			t.Errorf("%s answered by %q (%s %s), want %s\n%s", e.RPC, e.Backend, e.Code, e.Err, want[e.RPC], dump(tr.Events))
 		}
+		if e.Kind == trace.KindRPCResult {
+			delete(want, e.RPC)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no result for %v\n%s", want, dump(tr.Events))
 	}
 	var updates [][]string
 	for _, e := range tr.Events {

@@ -318,6 +318,24 @@ test('deadlines: DEADLINE_EXCEEDED while waiting for ready and on a slow backend
   noJunk(d);
 });
 
+// untilBoth sends wait-for-ready RPCs named prefix0, prefix1, … one at a
+// time until b1 and b2 have both answered, each RPC succeeding, for at most
+// 10 s, and returns the backends that answered. round_robin picks only READY
+// subchannels, and the driver shows no subchannel's state: an answer is the
+// evidence that a backend's is READY. (Twelve RPCs 50 ms apart gave the
+// second connection 600 ms, which a loaded machine can take.)
+async function untilBoth(d, prefix) {
+  const seen = new Set();
+  const guard = Date.now() + 10000;
+  for (let i = 0; seen.size < 2 && Date.now() < guard; i++) {
+    await d.cmd({ op: 'rpc', rpc: `${prefix}${i}`, method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
+    const res = await d.rpcResult(`${prefix}${i}`);
+    assert.equal(res.code, 'OK', JSON.stringify(res));
+    seen.add(res.backend);
+  }
+  return seen;
+}
+
 test('round_robin over endpoints, one with a dead first address', { skip: SKIP }, async (t) => {
   const d = new Driver();
   t.after(() => d.kill());
@@ -329,15 +347,7 @@ test('round_robin over endpoints, one with a dead first address', { skip: SKIP }
   assert.equal(r.ev, 'ok', JSON.stringify(r));
   if (!h.can.endpoints) await d.waitFor((o) => o.ev === 'log' && /flattening/.test(o.line), 2000, 0, 'the flattening log');
   await d.waitFor((o) => o.ev === 'channel-state' && o.state === 'READY', 10000, 0, 'READY');
-  const seen = new Set();
-  for (let i = 0; i < 12; i++) {
-    await d.cmd({ op: 'rpc', rpc: `r${i}`, method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
-    const res = await d.rpcResult(`r${i}`);
-    assert.equal(res.code, 'OK', JSON.stringify(res));
-    seen.add(res.backend);
-    if (seen.size === 2) break;
-    await new Promise((ok) => setTimeout(ok, 50)); // let the second endpoint connect
-  }
+  const seen = await untilBoth(d, 'r');
   assert.deepEqual([...seen].sort(), ['b1', 'b2']);
   await d.close();
   noJunk(d);
@@ -359,14 +369,7 @@ test('config: a new service config mid-run switches pick_first to round_robin', 
   assert.deepEqual([...before], ['b1'], 'pick_first: every rpc to the first endpoint');
   const c = await d.cmd({ op: 'config', service_config: ROUND_ROBIN });
   assert.equal(c.ev, 'ok', JSON.stringify(c));
-  const seen = new Set();
-  for (let i = 0; i < 12 && seen.size < 2; i++) {
-    await d.cmd({ op: 'rpc', rpc: `s${i}`, method: '/conform.lab.Backend/Name', wait_for_ready: true, deadline_ms: 5000 });
-    const res = await d.rpcResult(`s${i}`);
-    assert.equal(res.code, 'OK', JSON.stringify(res));
-    seen.add(res.backend);
-    if (seen.size < 2) await new Promise((ok) => setTimeout(ok, 50)); // let round_robin connect b2
-  }
+  const seen = await untilBoth(d, 's');
   assert.deepEqual([...seen].sort(), ['b1', 'b2'], 'round_robin after the config');
   const bad = await d.cmd({ op: 'config', service_config: '{not json' });
   assert.equal(bad.ev, 'error', JSON.stringify(bad));
