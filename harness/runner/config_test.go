@@ -58,22 +58,28 @@ func checkConfigChange(t *testing.T, tr *trace.Trace) {
 	if len(cu) != 1 || cu[0].Source != trace.SourceHarness || !strings.Contains(cu[0].Detail, `"priorities":["p1"]`) {
 		t.Fatalf("config-update events %v, want one from the harness with the new config\n%s", cu, dump(tr.Events))
 	}
-	if cu[0].T < 200*time.Millisecond || cu[0].T > 250*time.Millisecond {
-		t.Errorf("config-update at %v, want at 200ms", cu[0].T)
+	// The step is due at 200 ms; a loaded machine may run it later, never
+	// sooner.
+	if cu[0].T < 200*time.Millisecond {
+		t.Errorf("config-update at %v, before its step's time, 200ms", cu[0].T)
 	}
-	if n := len(trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))); n != 2 {
-		t.Errorf("%d resolver-update events, want 2 (a config update is not one)", n)
+	ups := trace.Select(tr.Events, trace.OfKind(trace.KindResolverUpdate))
+	if n := len(ups); n != 2 {
+		t.Fatalf("%d resolver-update events, want 2 (a config update is not one)", n)
 	}
-	// A115: p0, dropped from the config, is removed at once. (The lab's
-	// channel shuts the rest down when the run ends, after r3.)
-	var shut []trace.Event
-	for _, e := range trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelShutdown)) {
-		if e.T < 400*time.Millisecond {
-			shut = append(shut, e)
-		}
+	// A115: p0, dropped from the config, is removed at once: its one
+	// subchannel is shut down after the config update and before r2, sent
+	// after it to p1, which connects only then, has its answer. (The lab's
+	// channel shuts the rest down when the run ends, after r3.) Judged by
+	// those events, not by a time after the step, which a loaded machine
+	// stretches.
+	r2 := trace.Select(tr.Events, trace.OfKind(trace.KindRPCResult), func(e trace.Event) bool { return e.RPC == "r2" })
+	if len(r2) != 1 {
+		t.Fatalf("r2's results %v, want one", r2)
 	}
-	if len(shut) != 1 || shut[0].T < cu[0].T || shut[0].T > cu[0].T+50*time.Millisecond {
-		t.Errorf("subchannel shutdowns %v, want p0's one at the config update (%v)", shut, cu[0].T)
+	shut := trace.Select(tr.Events, trace.OfKind(trace.KindSubchannelShutdown), func(e trace.Event) bool { return e.T < ups[1].T })
+	if len(shut) != 1 || shut[0].T < cu[0].T || shut[0].T > r2[0].T {
+		t.Errorf("subchannel shutdowns before the second resolver update %v, want p0's one after the config update (%v) and before r2's answer (%v)", shut, cu[0].T, r2[0].T)
 	}
 }
 
