@@ -538,11 +538,12 @@ func runXDSRoundRobin(t *testing.T, impl driver.Release) {
 	if !backends["b1"] || !backends["b2"] {
 		t.Errorf("r1…r5 answered by %v, want both b1 and b2 (round_robin):\n%s", backends, dumpTrace(tr))
 	}
+	// How soon is logged, not judged: r1's 5 s deadline bounds a client
+	// stuck behind a timer, and how fast the xDS exchange is belongs to a
+	// benchmark (suites/a75, BenchmarkXDSFirstRPCLab), not to a timed test a
+	// loaded machine can fail.
 	if served, ok := firstOf(tr.Events, trace.KindRPCServed, ""); ok {
 		t.Logf("channel created → first RPC served: %v (by %s on %s)", served.T, served.Backend, served.Addr)
-		if served.T > time.Second {
-			t.Errorf("first RPC served %v after the channel was created, want ≤ 1s", served.T)
-		}
 	} else {
 		t.Errorf("no rpc-served event:\n%s", dumpTrace(tr))
 	}
