@@ -18,6 +18,7 @@ import (
 	"github.com/conformlab/conform/harness/driver"
 	"github.com/conformlab/conform/harness/report"
 	"github.com/conformlab/conform/harness/runner"
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/simjudge"
 	"github.com/conformlab/conform/harness/trace"
 	"github.com/conformlab/conform/harness/verdict"
@@ -61,20 +62,60 @@ func buildSimJudge(ctx context.Context, impl driver.Release, stderr io.Writer) (
 	return driver.BuildSimJudge(ctx, impl, driver.InstallEnv{Cache: cache, Source: driver.FindSource(), Logger: logger})
 }
 
-// runSimJudge runs the program on jobs and judges what it wrote.
+// runSimJudge runs the program on jobs and judges what it wrote: one
+// process per set of gRPC switches the scenarios set (grpc-go reads them
+// once, from the process's environment), in the order jobs first need
+// each.
 func runSimJudge(ctx context.Context, impl driver.Release, cmd driver.Command, jobs []spec.Job) []spec.Outcome {
+	outcomes := make([]spec.Outcome, len(jobs))
+	for _, g := range byEnv(jobs) {
+		part := make([]spec.Job, len(g))
+		for k, i := range g {
+			part[k] = jobs[i]
+		}
+		for k, o := range runSimJudgeProcess(ctx, impl, cmd, part, part[0].Spec.Scenario.Client.Env) {
+			outcomes[g[k]] = o
+		}
+	}
+	return outcomes
+}
+
+// byEnv groups the indexes of jobs by their scenarios' gRPC switches, in
+// the order of each set's first job.
+func byEnv(jobs []spec.Job) [][]int {
+	var groups [][]int
+	index := map[string]int{}
+	for i, j := range jobs {
+		key := strings.Join(scenario.EnvList(j.Spec.Scenario.Client.Env), "\x00")
+		k, ok := index[key]
+		if !ok {
+			k = len(groups)
+			index[key] = k
+			groups = append(groups, nil)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	return groups
+}
+
+// runSimJudgeProcess runs the program once, with the switches env in its
+// environment, on jobs (whose scenarios set exactly those).
+func runSimJudgeProcess(ctx context.Context, impl driver.Release, cmd driver.Command, jobs []spec.Job, env map[string]string) []spec.Outcome {
 	out, err := os.MkdirTemp("", "conform-simjudge-")
 	if err != nil {
 		return allBroken(jobs, verdict.Error, err.Error())
 	}
 	defer os.RemoveAll(out)
-	req := simjudge.Request{Name: impl.String() + simSuffix, Policies: impl.Policies, Can: impl.Can, Out: out}
+	req := simjudge.Request{Name: impl.String() + simSuffix, Policies: impl.Policies, Can: impl.Can, Out: out, Env: env}
 	for _, j := range jobs {
 		req.Specs = append(req.Specs, simjudge.ID(j.Spec))
 	}
 	b, _ := json.Marshal(req)
 	c := exec.CommandContext(ctx, cmd.Path, cmd.Args...)
-	c.Env = append(append(os.Environ(), cmd.Env...), simjudge.RequestEnv+"="+string(b))
+	// The program inherits what a driver would (no gRPC switch of
+	// conform's own environment), then the scenarios' switches.
+	c.Env = append(append(driver.Environ(), cmd.Env...), simjudge.RequestEnv+"="+string(b))
+	c.Env = append(c.Env, scenario.EnvList(env)...)
 	driver.Isolate(c) // the user's code, outside the lab: no network at all
 	output, runErr := c.CombinedOutput()
 	outcomes := make([]spec.Outcome, len(jobs))

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,5 +25,32 @@ func TestJudgeSimResult_ProgramEndedEarly(t *testing.T) {
 	}
 	if o.Mode != spec.Sim {
 		t.Errorf("mode %s, want sim", o.Mode)
+	}
+}
+
+// TestByEnv_OneProcessPerSetOfSwitches verifies how the simulator's
+// program is started for a user's balancer: one process per set of gRPC
+// switches the scenarios set (none is a set too), each in the order its
+// first scenario comes, every scenario in exactly one.
+func TestByEnv_OneProcessPerSetOfSwitches(t *testing.T) {
+	with := func(name string, env map[string]string) spec.Job {
+		s := a61.Specs()[0]
+		sc := *s.Scenario
+		sc.Name, sc.Client.Env = name, env
+		s.Scenario = &sc
+		return spec.Job{Spec: s, Mode: spec.Sim}
+	}
+	on := map[string]string{"GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG": "true"}
+	both := map[string]string{"GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG": "true", "GRPC_EXPERIMENTAL_XDS_DUALSTACK_ENDPOINTS": "true"}
+	jobs := []spec.Job{with("a", nil), with("b", on), with("c", map[string]string{}), with("d", both), with("e", map[string]string{"GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG": "true"})}
+	got := byEnv(jobs)
+	want := [][]int{{0, 2}, {1, 4}, {3}}
+	if len(got) != len(want) {
+		t.Fatalf("groups %v, want %v", got, want)
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("group %d: %v, want %v", i, got[i], want[i])
+		}
 	}
 }

@@ -316,6 +316,48 @@ func TestBuildSimJudge_Example(t *testing.T) {
 	}
 }
 
+// TestBuildSimJudge_ScenarioSwitches verifies a scenario that sets gRPC
+// switches: run by a program started with exactly those in its
+// environment (one process per set, since grpc-go reads them once), it is
+// judged, the example standing in for pick_first over shuffle-uniform-2's
+// lists; asked of a program whose environment lacks them, the program
+// refuses the request, naming the switch.
+func TestBuildSimJudge_ScenarioSwitches(t *testing.T) {
+	impl := Release{Name: GoBalancer, Module: exampleBalancer(t), Policies: "pick_first=acme_pick_first"}
+	cmd, err := BuildSimJudge(context.Background(), impl, InstallEnv{Cache: testCache, Source: FindSource()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sw = "GRPC_EXPERIMENTAL_PICKFIRST_LB_CONFIG"
+	run := func(withSwitch bool) (string, []byte, error) {
+		out := t.TempDir()
+		req, _ := json.Marshal(map[string]any{"name": "go:acme", "policies": impl.Policies, "specs": []string{"A62/shuffle-uniform-2"},
+			"env": map[string]string{sw: "true"}, "out": out})
+		c := exec.Command(cmd.Path, cmd.Args...)
+		c.Env = append(Environ(), "CONFORM_SIMJUDGE="+string(req))
+		if withSwitch {
+			c.Env = append(c.Env, sw+"=true")
+		}
+		b, err := c.CombinedOutput()
+		return out, b, err
+	}
+	out, b, err := run(true)
+	if err != nil {
+		t.Fatalf("the simulator's program: %v\n%s", err, b)
+	}
+	tr, err := trace.ReadFile(filepath.Join(out, "0.jsonl"))
+	if err != nil {
+		res, _ := os.ReadFile(filepath.Join(out, "0.json"))
+		t.Fatalf("no trace for a scenario with the program's own switches (%v): %s", err, res)
+	}
+	if tr.Header.Impl != "go:acme" || len(tr.Events) == 0 {
+		t.Errorf("trace of %q with %d events", tr.Header.Impl, len(tr.Events))
+	}
+	if _, b, err := run(false); err == nil || !strings.Contains(string(b), sw+"=true is not in this process's environment") {
+		t.Errorf("a program started without the request's switch: %v\n%s\nwant it refused, naming %s", err, b, sw)
+	}
+}
+
 // TestBuildSimJudge_PanickingBalancer verifies that a balancer that panics
 // in the simulator's program ends it with the panic in its output and no
 // result for the scenario, which conform then reports as an error.

@@ -582,3 +582,8 @@ func driverEnviron(environ []string) []string {
 	}
 	return out
 }
+
+// Environ is this process's environment as a driver inherits it, for any
+// other program conform starts to run a client (the simulator's program
+// for a user's balancer).
+func Environ() []string { return driverEnviron(os.Environ()) }

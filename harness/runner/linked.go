@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 
@@ -38,14 +39,20 @@ var LinkedGRPCGo Impl = linkedImpl{}
 // transport (its connection errors name no address, say), and grpc-go's
 // own policies are not what a user's column is about; the lab judges such
 // a scenario as it runs.
-func Linked(name string, policies protocol.PolicyMap) Impl {
-	return linkedImpl{name: name, policies: policies, usersOnly: true}
+//
+// env are the gRPC switches this process was started with (grpc-go reads
+// them once, from the process's environment): a scenario whose switches
+// are exactly these can run, one with others is not-applicable. The
+// caller starts one process per set of switches (harness/simjudge).
+func Linked(name string, policies protocol.PolicyMap, env map[string]string) Impl {
+	return linkedImpl{name: name, policies: policies, usersOnly: true, env: env}
 }
 
 type linkedImpl struct {
 	name      string             // "" for LinkedGRPCGo's
 	policies  protocol.PolicyMap // nil for LinkedGRPCGo
 	usersOnly bool               // not-applicable unless a policy is the user's (Linked)
+	env       map[string]string  // the switches this process runs with
 }
 
 func (l linkedImpl) String() string {
@@ -74,8 +81,8 @@ func (l linkedImpl) runSim(ctx context.Context, s *scenario.Scenario, opts Optio
 // process, or nil.
 func (l linkedImpl) expressible(s *scenario.Scenario) error {
 	switch {
-	case len(s.Client.Env) > 0:
-		return &NotApplicable{Reason: l.String() + " reads its switches from the process's environment, which runs share"}
+	case !maps.Equal(s.Client.Env, l.env) && (len(s.Client.Env) > 0 || len(l.env) > 0):
+		return &NotApplicable{Reason: fmt.Sprintf("%s reads its switches from the process's environment, which runs share: this process has %v, the scenario sets %v", l, l.env, s.Client.Env)}
 	case s.Client.Target == scenario.TargetXDS:
 		return &NotApplicable{Reason: l.String() + " runs no xDS client in this process"}
 	}

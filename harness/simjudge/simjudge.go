@@ -51,6 +51,10 @@ type Request struct {
 	Can string `json:"can"`
 	// Specs are the specs to run, by ID (ID).
 	Specs []string `json:"specs"`
+	// Env are the gRPC switches the program was started with, in its
+	// environment (grpc-go reads them once, when the process starts): the
+	// specs are those whose scenarios set exactly these, none when empty.
+	Env map[string]string `json:"env,omitempty"`
 	// Out is the directory the results go to: for the i-th spec,
 	// <i>.json (a Result) and, when it ran, <i>.jsonl (its trace).
 	Out string `json:"out"`
@@ -84,7 +88,12 @@ func Main(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	impl := runner.Linked(req.Name, m)
+	for k, v := range req.Env {
+		if got, ok := os.LookupEnv(k); !ok || got != v {
+			t.Fatalf("the request's switch %s=%s is not in this process's environment (%q): start the program with it", k, v, got)
+		}
+	}
+	impl := runner.Linked(req.Name, m, req.Env)
 	byID := specsByID()
 	for i, id := range req.Specs {
 		s, ok := byID[id]
