@@ -32,6 +32,9 @@ func missingCapabilities(s *scenario.Scenario, h driver.Hello) string {
 	if usesDNS(h) && s.Client.Target != scenario.TargetXDS && resolverUpdates(s) > 1 {
 		missing = append(missing, "a second resolver update (its only resolver is DNS, re-queried on its own schedule)")
 	}
+	if h.Can[driver.CanShuffle] && !h.Can[driver.CanEndpoints] && shufflesGroupedEndpoints(s) {
+		missing = append(missing, "endpoints of several addresses under shuffleAddressList (a client that shuffles shuffles endpoints, never the addresses inside one: A61, Address List Handling in pick_first; the flattened list a driver without endpoints sends would have it shuffle the addresses one by one)")
+	}
 	if changesConfig(s) && !h.Can[driver.CanConfigUpdate] {
 		missing = append(missing, "a config step (a new service config during the run: hello's "+driver.CanConfigUpdate+")")
 	}
@@ -180,6 +183,25 @@ func endpointAttrs(a scenario.ResolverUpdate) []map[string]string {
 		return nil
 	}
 	return out
+}
+
+// shufflesGroupedEndpoints reports whether s gives pick_first
+// shuffleAddressList true and an endpoint of several addresses: then the
+// flattened list is not the same scenario for a client that shuffles.
+func shufflesGroupedEndpoints(s *scenario.Scenario) bool {
+	if !flattensEndpoints(s.Client) || !strings.Contains(strings.ReplaceAll(s.Client.LBConfig, " ", ""), `"shuffleAddressList":true`) {
+		return false
+	}
+	for _, st := range s.Steps {
+		if a, ok := st.Action.(scenario.ResolverUpdate); ok && s.Client.Target != scenario.TargetDNS {
+			for _, ep := range a.Endpoints {
+				if len(ep.Addrs) > 1 {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // flattensEndpoints reports whether the client's policy is pick_first (the

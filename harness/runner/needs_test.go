@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -199,5 +200,39 @@ func TestNeeds_IdleTimeoutAndDNSTarget(t *testing.T) {
 	h := driver.Hello{Can: map[string]bool{driver.CanServiceConfig: true}}
 	if got := missingCapabilities(s, h); !strings.Contains(got, driver.CanIdleTimeout) {
 		t.Errorf("a driver without idle_timeout misses %q, want it named", got)
+	}
+}
+
+// TestNeeds_ShuffleOfGroupedEndpointsNeedsEndpoints verifies that a
+// scenario giving a shuffling pick_first endpoints of several addresses
+// cannot run on a driver without endpoints: the flattened list it would
+// send makes the client shuffle addresses one by one, which A61 forbids of
+// it only because the driver hid the grouping (grpc-js 1.9 "failed"
+// A61-ADDR-SHUFFLE-ENDPOINTS-ONLY so). A client that does not shuffle
+// still runs it from the flattened list, which is the same scenario for
+// it; so does a shuffling one given single-address endpoints.
+func TestNeeds_ShuffleOfGroupedEndpointsNeedsEndpoints(t *testing.T) {
+	s := heDroppedIPv6() // b1: one endpoint of two addresses
+	s.Client.LBConfig = `{"shuffleAddressList": true}`
+	base := map[string]bool{driver.CanMixedFamilies: true, driver.CanServiceConfig: true, driver.CanWaitForReady: true}
+	with := func(extra ...string) driver.Hello {
+		can := maps.Clone(base)
+		for _, c := range extra {
+			can[c] = true
+		}
+		return driver.Hello{Can: can}
+	}
+	if got := missingCapabilities(s, with(driver.CanShuffle)); !strings.Contains(got, "endpoints of several addresses under shuffleAddressList") {
+		t.Errorf("a shuffling driver without endpoints misses %q, want the grouped endpoints named", got)
+	}
+	for name, h := range map[string]driver.Hello{"no shuffle": with(), "shuffle and endpoints": with(driver.CanShuffle, driver.CanEndpoints)} {
+		if got := missingCapabilities(s, h); got != "" {
+			t.Errorf("%s: misses %q, want nothing", name, got)
+		}
+	}
+	flat := flatIPv6First(0)
+	flat.Client.LBConfig = `{"shuffleAddressList": true}`
+	if got := missingCapabilities(flat, with(driver.CanShuffle)); got != "" {
+		t.Errorf("single-address endpoints: misses %q, want nothing", got)
 	}
 }
