@@ -567,8 +567,9 @@ var logVars = []string{"GRPC_VERBOSITY", "GRPC_TRACE", "GRPC_GO_LOG_VERBOSITY_LE
 // C-core reads an empty GRPC_XDS_BOOTSTRAP as a file name — every other
 // CONFORM_* variable, since the drivers read some as settings that change
 // what they claim or how the client is built (CONFORM_CAN,
-// CONFORM_POLICY_MAP, CONFORM_GRPC_JS_CHANNEL_OPTIONS): those reach a
-// driver only through Command.Env, from conform's own flags — and the proxy
+// CONFORM_POLICY_MAP, CONFORM_GRPC_JS_CHANNEL_OPTIONS): the first two reach
+// a driver only through Command.Env, from conform's own flags, the last
+// only when the driver is run by hand (its README) — and the proxy
 // settings, which every gRPC honours and which name proxies outside the lab.
 func driverEnviron(environ []string) []string {
 	out := make([]string, 0, len(environ))

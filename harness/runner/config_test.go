@@ -22,8 +22,8 @@ func twoPriorities(names ...string) string {
 	return `{"revision":"latest","children":{` + strings.Join(kids, ",") + `},"priorities":[` + strings.Join(prios, ",") + `]}`
 }
 
-// configChange: p0 (b1) serves r1; at 200 ms a config step drops p0, so r2
-// goes to p1 (b2); at 400 ms a resolver update repeats the addresses, and r3
+// configChange: p0 (b1) serves r1; at 200 ms a config step drops p0, so r2,
+// sent once p0's subchannel is shut down, goes to p1 (b2); at 400 ms a resolver update repeats the addresses, and r3
 // must still go to p1: the new config outlives resolver updates.
 func configChange() *scenario.Scenario {
 	eps := scenario.Resolve(scenario.EP("b1/ipv4").With("path", "p0"), scenario.EP("b2/ipv4").With("path", "p1"))
@@ -33,7 +33,10 @@ func configChange() *scenario.Scenario {
 		At(0, eps).
 		At(time.Millisecond, scenario.RPC("r1", scenario.WaitForReady())).
 		At(200*time.Millisecond, scenario.Config("priority_experimental", twoPriorities("p1"))).
-		At(201*time.Millisecond, scenario.RPC("r2", scenario.WaitForReady())).
+		// r2 goes once p0 is gone (its subchannel shut down): in the lab the
+		// config reaches the policy through the resolver, after the step,
+		// and an r2 sent 1 ms after it could still be picked by p0.
+		After(scenario.On("subchannel-shutdown"), scenario.RPC("r2", scenario.WaitForReady())).
 		At(400*time.Millisecond, eps).
 		At(450*time.Millisecond, scenario.RPC("r3", scenario.WaitForReady())).
 		After(scenario.On("rpc-result").WithRPC("r3"), scenario.Finish()).

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"net/netip"
 	"slices"
 	"sort"
@@ -189,7 +190,10 @@ func endpointAttrs(a scenario.ResolverUpdate) []map[string]string {
 // shuffleAddressList true and an endpoint of several addresses: then the
 // flattened list is not the same scenario for a client that shuffles.
 func shufflesGroupedEndpoints(s *scenario.Scenario) bool {
-	if !flattensEndpoints(s.Client) || !strings.Contains(strings.ReplaceAll(s.Client.LBConfig, " ", ""), `"shuffleAddressList":true`) {
+	var cfg struct {
+		Shuffle bool `json:"shuffleAddressList"`
+	}
+	if !flattensEndpoints(s.Client) || json.Unmarshal([]byte(s.Client.LBConfig), &cfg) != nil || !cfg.Shuffle {
 		return false
 	}
 	for _, st := range s.Steps {

@@ -212,8 +212,8 @@ func TestNeeds_IdleTimeoutAndDNSTarget(t *testing.T) {
 // still runs it from the flattened list, which is the same scenario for
 // it; so does a shuffling one given single-address endpoints.
 func TestNeeds_ShuffleOfGroupedEndpointsNeedsEndpoints(t *testing.T) {
-	s := heDroppedIPv6() // b1: one endpoint of two addresses
-	s.Client.LBConfig = `{"shuffleAddressList": true}`
+	s := heDroppedIPv6()                                        // b1: one endpoint of two addresses
+	s.Client.LBConfig = "{\n\t\"shuffleAddressList\":\ttrue\n}" // any JSON layout
 	base := map[string]bool{driver.CanMixedFamilies: true, driver.CanServiceConfig: true, driver.CanWaitForReady: true}
 	with := func(extra ...string) driver.Hello {
 		can := maps.Clone(base)

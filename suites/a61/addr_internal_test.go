@@ -163,8 +163,9 @@ func lastResolved(s spec.Spec) []scenario.Endpoint {
 // TestShuffleEndpointsOnly_JudgesEveryList verifies the check on
 // addr-shuffle-lists' golden lab trace: it passes; a breach in one list's
 // pass (list 4's IPv4 pair b13/ipv4, b14/ipv4 tried the other way round) is
-// a fail naming that list; with all but endpointShuffleJudged-1 passes cut
-// short (their last attempt dropped) it is inconclusive.
+// a fail naming that list; with only endpointShuffleJudged passes usable
+// (the others cut short, their last attempt dropped) it passes, with one
+// fewer it is inconclusive.
 func TestShuffleEndpointsOnly_JudgesEveryList(t *testing.T) {
 	s := addrShuffleLists()
 	golden, err := spec.ReadGolden(s, spec.Lab)
@@ -195,21 +196,36 @@ func TestShuffleEndpointsOnly_JudgesEveryList(t *testing.T) {
 	if r := judge(swapped); r.Verdict != verdict.Fail || !strings.Contains(r.Evidence, "list 4 ") {
 		t.Errorf("list 4's IPv4 pair swapped: %s %q, want a fail naming list 4", r.Label(), r.Evidence)
 	}
-	lists := resolvedLists(golden)
-	var last []string // each list's last attempted address, for lists endpointShuffleJudged on
-	for k := endpointShuffleJudged - 1; k < len(lists); k++ {
-		end := golden.Header.Scenario.End
+	// The pass needs endpointShuffleJudged usable passes: with exactly
+	// that many it passes, with one fewer it is inconclusive.
+	if r := judge(cutFrom(t, golden, endpointShuffleJudged)); r.Verdict != verdict.Pass {
+		t.Errorf("%d passes usable: %s %q, want a pass", endpointShuffleJudged, r.Label(), r.Evidence)
+	}
+	if r := judge(cutFrom(t, golden, endpointShuffleJudged-1)); r.Verdict != verdict.Inconclusive {
+		t.Errorf("%d passes usable: %s %q, want inconclusive", endpointShuffleJudged-1, r.Label(), r.Evidence)
+	}
+}
+
+// cutFrom is tr with the passes of its lists from the k-th on (counted
+// from 0) cut short, each losing its last attempt: only the first k stay
+// usable.
+func cutFrom(t *testing.T, tr *trace.Trace, k int) *trace.Trace {
+	t.Helper()
+	lists := resolvedLists(tr)
+	var last []string // each list's last attempted address, for lists k on
+	for ; k < len(lists); k++ {
+		end := tr.Header.Scenario.End
 		if k+1 < len(lists) {
 			end = lists[k+1].at
 		}
-		mine := addrs(golden, flatAddrs(lists[k].eps)...)
-		got := order(trace.Select(attempts(golden, lists[k].at), func(e trace.Event) bool { return e.T < end && slices.Contains(mine, e.Addr) }))
+		mine := addrs(tr, flatAddrs(lists[k].eps)...)
+		got := order(trace.Select(attempts(tr, lists[k].at), func(e trace.Event) bool { return e.T < end && slices.Contains(mine, e.Addr) }))
+		if len(got) == 0 {
+			t.Fatalf("list %d: no attempt in the trace", k+1)
+		}
 		last = append(last, got[len(got)-1])
 	}
-	cut := mapAttempts(golden, func(e trace.Event) (trace.Event, bool) { return e, !slices.Contains(last, e.Addr) })
-	if r := judge(cut); r.Verdict != verdict.Inconclusive {
-		t.Errorf("%d passes usable: %s %q, want inconclusive", endpointShuffleJudged-1, r.Label(), r.Evidence)
-	}
+	return mapAttempts(tr, func(e trace.Event) (trace.Event, bool) { return e, !slices.Contains(last, e.Addr) })
 }
 
 // mapAttempts is tr with each SYN and RST passed through f: replaced by
