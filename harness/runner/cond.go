@@ -38,6 +38,7 @@ func matches(c scenario.Cond, addr string, e trace.Event) bool {
 	return string(e.Kind) == c.Kind &&
 		(c.State == "" || e.State == c.State) &&
 		(addr == "" || e.Addr == addr || contains(e.Addrs, addr)) &&
+		(c.Backend == "" || e.Backend == c.Backend) &&
 		(c.RPC == "" || e.RPC == c.RPC) &&
 		(c.Code == "" || e.Code == c.Code) &&
 		(c.Timer == "" || e.Timer == c.Timer) &&

@@ -36,3 +36,22 @@ func TestMatches_XDSRequestKindAndType(t *testing.T) {
 		}
 	}
 }
+
+// TestMatches_Backend verifies a condition on a backend matches its events
+// on any of its addresses, and no other backend's.
+func TestMatches_Backend(t *testing.T) {
+	on := scenario.On(string(trace.KindPreface)).WithBackend("b2")
+	for _, c := range []struct {
+		e    trace.Event
+		want bool
+	}{
+		{trace.Event{Kind: trace.KindPreface, Backend: "b2", Addr: "[fd00:c0f::b:2]:50051"}, true},
+		{trace.Event{Kind: trace.KindPreface, Backend: "b2", Addr: "198.19.0.2:50051"}, true},
+		{trace.Event{Kind: trace.KindPreface, Backend: "b1", Addr: "198.19.0.1:50051"}, false},
+		{trace.Event{Kind: trace.KindAccept, Backend: "b2", Addr: "198.19.0.2:50051"}, false},
+	} {
+		if got := matches(on, "", c.e); got != c.want {
+			t.Errorf("matches(%s, %v) = %v, want %v", describe(on), c.e, got, c.want)
+		}
+	}
+}

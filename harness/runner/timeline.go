@@ -209,7 +209,7 @@ func (tl *timeline) checkWaits() error {
 
 func describe(c scenario.Cond) string {
 	s := c.Kind
-	for _, kv := range [][2]string{{"state", c.State}, {"addr", string(c.Addr)}, {"rpc", c.RPC}, {"code", c.Code}, {"timer", c.Timer}, {"policy", c.Policy}, {"xds", c.XDS}, {"type", c.Type}} {
+	for _, kv := range [][2]string{{"state", c.State}, {"addr", string(c.Addr)}, {"backend", c.Backend}, {"rpc", c.RPC}, {"code", c.Code}, {"timer", c.Timer}, {"policy", c.Policy}, {"xds", c.XDS}, {"type", c.Type}} {
 		if kv[1] != "" {
 			s += " " + kv[0] + "=" + kv[1]
 		}

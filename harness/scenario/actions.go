@@ -190,7 +190,7 @@ func (r *reader) wait(n *yaml.Node, p string) (Action, error) {
 
 func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 	var c Cond
-	f, err := r.Fields(n, p, "kind", "state", "addr", "rpc", "code", "timer", "policy", "xds", "type", "count")
+	f, err := r.Fields(n, p, "kind", "state", "addr", "backend", "rpc", "code", "timer", "policy", "xds", "type", "count")
 	if err != nil {
 		return c, err
 	}
@@ -198,7 +198,7 @@ func (r *reader) cond(n *yaml.Node, p string) (Cond, error) {
 	for _, fld := range []struct {
 		key string
 		dst *string
-	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}, {"xds", &c.XDS}, {"type", &c.Type}} {
+	}{{"kind", &c.Kind}, {"state", &c.State}, {"addr", &addr}, {"backend", &c.Backend}, {"rpc", &c.RPC}, {"code", &c.Code}, {"timer", &c.Timer}, {"policy", &c.Policy}, {"xds", &c.XDS}, {"type", &c.Type}} {
 		if *fld.dst, err = r.OptStr(f, p, fld.key); err != nil {
 			return c, err
 		}

@@ -242,6 +242,10 @@ func (c Cond) WithState(st string) Cond { c.State = st; return c }
 // WithAddr narrows c to events on address a.
 func (c Cond) WithAddr(a Addr) Cond { c.Addr = a; return c }
 
+// WithBackend narrows c to events of this backend, on any of its
+// addresses.
+func (c Cond) WithBackend(name string) Cond { c.Backend = name; return c }
+
 // WithRPC narrows c to events of the RPC with this id.
 func (c Cond) WithRPC(id string) Cond { c.RPC = id; return c }
 

@@ -165,6 +165,7 @@ func condNode(c Cond) *yaml.Node {
 	m.Add("kind", form.Scalar("!!str", c.Kind))
 	m.Str("state", c.State)
 	m.Str("addr", string(c.Addr))
+	m.Str("backend", c.Backend)
 	m.Str("rpc", c.RPC)
 	m.Str("code", c.Code)
 	m.Str("timer", c.Timer)

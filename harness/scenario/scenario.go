@@ -411,13 +411,16 @@ func (SetConfig) isAction()      {}
 // the run) of kind Kind whose set fields all equal the event's. Addr is
 // symbolic and matches the event's concrete address for it.
 type Cond struct {
-	Kind   string // a trace kind, one of EventKinds
-	State  string // connectivity state (IDLE, CONNECTING, READY, TRANSIENT_FAILURE)
-	Addr   Addr
-	RPC    string // a StartRPC's ID
-	Code   string // gRPC status code name
-	Timer  string // timer purpose
-	Policy string // policy path in the tree
+	Kind  string // a trace kind, one of EventKinds
+	State string // connectivity state (IDLE, CONNECTING, READY, TRANSIENT_FAILURE)
+	Addr  Addr
+	// Backend narrows to events of this backend, on any of its addresses:
+	// a backend's connection may come on either family (Happy Eyeballs).
+	Backend string
+	RPC     string // a StartRPC's ID
+	Code    string // gRPC status code name
+	Timer   string // timer purpose
+	Policy  string // policy path in the tree
 	// XDS and Type narrow an xds-request: what it was (XDSRequestKinds:
 	// request, ACK, NACK) and its resource type (LDS, RDS, CDS, EDS, or a
 	// type URL).

@@ -164,6 +164,7 @@ func TestDecode_BadFilesNameFileLineAndField(t *testing.T) {
 		msg   string
 	}{
 		"after-bad-undefined-rpc.yaml":         {7, "steps[1].after.rpc", `rpc "r2" is not defined`},
+		"after-bad-undefined-backend.yaml":     {7, "steps[1].after.backend", `backend "b2" is not defined`},
 		"after-bad-unknown-kind.yaml":          {5, "steps[0].after.kind", "unknown event kind"},
 		"client-bad-lb-config.yaml":            {6, "client.lb_config", "not a JSON object"},
 		"client-bad-health-check-config.yaml":  {6, "client.service_config", `unknown field "servicename"`},

@@ -189,6 +189,9 @@ func (v *validator) cond(p string, c Cond) error {
 			return err
 		}
 	}
+	if c.Backend != "" && !slices.ContainsFunc(v.s.Backends, func(b Backend) bool { return b.Name == c.Backend }) {
+		return form.FieldErr(p+".backend", "backend %q is not defined", c.Backend)
+	}
 	if c.RPC != "" && !v.rpcs[c.RPC] {
 		return form.FieldErr(p+".rpc", "rpc %q is not defined", c.RPC)
 	}

@@ -87,6 +87,7 @@ func fullXDSScenario() *scenario.Scenario {
 			{After: ptr(scenario.On("xds-request").WithXDS("NACK", "CDS").Times(2)), Delay: 5 * ms, Action: scenario.ServeXDS(xds.Resources{Version: "v2"})},
 			{After: ptr(scenario.On("xds-request").WithXDS("ACK", "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment")), Action: scenario.ServeXDS(xds.Resources{})},
 			{After: ptr(scenario.On("timer-fire").WithTimer("failover").WithPolicy("priority")), Action: scenario.Fault("b2/ipv4", scenario.Drop)},
+			{After: ptr(scenario.On("preface").WithBackend("b3")), Action: scenario.RPC("r2")},
 			{After: ptr(scenario.On("rpc-result").WithRPC("r1").WithCode("DEADLINE_EXCEEDED")), Action: scenario.Finish()},
 		},
 		End: time.Minute + 500*time.Microsecond,
