@@ -98,3 +98,42 @@ func TestExpectStateSequence_MissedConnectingIsInconclusive(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectStateSequence_PolicyRecordWins verifies a trace with the
+// policy's own events (the reference's) is judged on the root policy's
+// balancer-state record, not on the channel's watch beside it: a watch
+// that missed a short CONNECTING (seen once in a 20-run soak of
+// connection-lost-idle) is no fail when the policy recorded it, and a
+// policy record that lacks it is one, whatever the watch saw.
+func TestExpectStateSequence_PolicyRecordWins(t *testing.T) {
+	run := func(policy, channel []string) *trace.Trace {
+		tr := &trace.Trace{Header: trace.Header{Mode: Lab}}
+		for i, s := range policy {
+			tr.Events = append(tr.Events, trace.Event{T: time.Duration(2*i) * time.Millisecond, Source: trace.SourcePolicy, Kind: trace.KindBalancerState, State: s})
+		}
+		for i, s := range channel {
+			tr.Events = append(tr.Events, trace.Event{T: time.Duration(2*i+1) * time.Millisecond, Source: trace.SourceDriver, Kind: trace.KindChannelState, State: s})
+		}
+		slices.SortStableFunc(tr.Events, func(a, b trace.Event) int { return int(a.T - b.T) })
+		return tr
+	}
+	check := verdict.Check{Requirement: "A62-CONNECTION-LOST-IDLE", Assert: func(g gomega.Gomega, tr *trace.Trace) {
+		ExpectStateSequence(g, tr, []string{"CONNECTING", "READY", "IDLE", "CONNECTING", "READY"})
+	}}
+	full := []string{"CONNECTING", "READY", "IDLE", "CONNECTING", "READY"}
+	missed := []string{"CONNECTING", "READY", "IDLE", "READY"}
+	for _, c := range []struct {
+		name            string
+		policy, channel []string
+		want            verdict.Verdict
+	}{
+		{"both complete", full, full, verdict.Pass},
+		{"the watch missed CONNECTING", full, missed, verdict.Pass},
+		{"the policy skipped CONNECTING", missed, full, verdict.Fail},
+	} {
+		rs := verdict.Evaluate(verdict.Subject{}, []verdict.Check{check}, run(c.policy, c.channel))
+		if len(rs) != 1 || rs[0].Verdict != c.want {
+			t.Errorf("%s: %+v, want %s", c.name, rs, c.want)
+		}
+	}
+}
