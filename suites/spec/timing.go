@@ -113,9 +113,7 @@ func RequireSteadyMachine(tr *trace.Trace, from, to time.Duration, judged string
 		return
 	}
 	if s, ok := stallNear(tr, from, to); ok {
-		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s): the lab cannot judge it to ±%v",
-			s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
-			trace.FormatT(from), trace.FormatT(to), LabTimer)
+		verdict.Require(false, "%s: the lab cannot judge it to ±%v", stalled(s, from, to, judged), LabTimer)
 	}
 }
 
@@ -145,18 +143,14 @@ func RequireSteadyForLeast(tr *trace.Trace, from, to, least time.Duration, judge
 	}
 	span := min(steadySpan, (to-from)/2)
 	if s, ok := stallIn(tr, from-LabTimer, from+span); ok {
-		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its start: the lab cannot judge it to ±%v",
-			s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
-			trace.FormatT(from), trace.FormatT(to), LabTimer)
+		verdict.Require(false, "%s, near its start: the lab cannot judge it to ±%v", stalled(s, from, to, judged), LabTimer)
 	}
 	if to-from < least {
 		return // short: a stall near its end could only have lengthened it
 	}
 	for _, s := range Stalls(tr) {
 		if s.Duration >= StallLimit && s.T < to+LabTimer && s.T+s.Duration > max(to-steadySpan, from+span) && s.T < from+least+LabTimer {
-			verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s), near its end and before it had lasted %v: the wait may have been shorter than it looks",
-				s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged,
-				trace.FormatT(from), trace.FormatT(to), least)
+			verdict.Require(false, "%s, near its end and before it had lasted %v: the wait may have been shorter than it looks", stalled(s, from, to, judged), least)
 		}
 	}
 }
@@ -187,10 +181,15 @@ func RequireSteadyFor(tr *trace.Trace, from, to, d time.Duration, judged string)
 	}
 	clear = max(clear, to-at)
 	if clear < d && longest.Duration > 0 { // shorter than d with no stall: the caller's to judge
-		verdict.Require(false, stalledReason+" %s at %s, %s the %s judged (%s to %s): no %v of it steady, the longest %v",
-			longest.Duration.Round(100*time.Microsecond), trace.FormatT(longest.T), where(longest, from, to), judged,
-			trace.FormatT(from), trace.FormatT(to), d, max(clear, 0).Round(100*time.Microsecond))
+		verdict.Require(false, "%s: no %v of it steady, the longest %v", stalled(longest, from, to, judged), d, max(clear, 0).Round(100*time.Microsecond))
 	}
+}
+
+// stalled is the head of the reason a stall s makes a check of the interval
+// [from, to] inconclusive: what stalled, when, and where in the interval.
+func stalled(s trace.Event, from, to time.Duration, judged string) string {
+	return fmt.Sprintf("%s %s at %s, %s the %s judged (%s to %s)", stalledReason,
+		s.Duration.Round(100*time.Microsecond), trace.FormatT(s.T), where(s, from, to), judged, trace.FormatT(from), trace.FormatT(to))
 }
 
 // stallIn is the longest stall of StallLimit or more that overlaps
