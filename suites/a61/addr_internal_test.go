@@ -218,7 +218,7 @@ func cutFrom(t *testing.T, tr *trace.Trace, k int) *trace.Trace {
 		if k+1 < len(lists) {
 			end = lists[k+1].at
 		}
-		mine := addrs(tr, flatAddrs(lists[k].eps)...)
+		mine := addrs(tr, spec.EndpointAddrs(lists[k].eps)...)
 		got := order(trace.Select(attempts(tr, lists[k].at), func(e trace.Event) bool { return e.T < end && slices.Contains(mine, e.Addr) }))
 		if len(got) == 0 {
 			t.Fatalf("list %d: no attempt in the trace", k+1)

@@ -71,7 +71,7 @@ func addrShuffleLists() spec.Spec {
 		for i, stack := range []scenario.Stack{scenario.IPv4Only, scenario.IPv4Only, scenario.Dual, scenario.Dual} {
 			b.Backend(fmt.Sprintf("b%d", 4*k+i+1), stack)
 		}
-		for _, a := range flatAddrs(eps) {
+		for _, a := range spec.EndpointAddrs(eps) {
 			b.At(endpointShuffleListAt(k)-endpointShuffleListPeriod/2, scenario.Fault(a, scenario.Reset))
 		}
 		b.At(endpointShuffleListAt(k), scenario.Resolve(eps...))
@@ -103,7 +103,7 @@ func shuffleEndpointsOnly() spec.Check {
 				end = lists[k+1].at
 			}
 			eps := l.eps
-			mine := addrs(tr, flatAddrs(eps)...)
+			mine := addrs(tr, spec.EndpointAddrs(eps)...)
 			got := order(trace.Select(attempts(tr, l.at), func(e trace.Event) bool {
 				return e.T < end && slices.Contains(mine, e.Addr)
 			}))
@@ -150,14 +150,5 @@ func resolvedLists(tr *trace.Trace) []resolvedList {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b resolvedList) int { return int(a.at - b.at) })
-	return out
-}
-
-// flatAddrs are eps's addresses, endpoint by endpoint.
-func flatAddrs(eps []scenario.Endpoint) []scenario.Addr {
-	var out []scenario.Addr
-	for _, ep := range eps {
-		out = append(out, ep.Addrs...)
-	}
 	return out
 }

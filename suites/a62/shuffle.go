@@ -41,10 +41,8 @@ func singles(n int) []scenario.Endpoint {
 // flat is the concrete addresses of eps, endpoint by endpoint.
 func flat(tr *trace.Trace, eps []scenario.Endpoint) []string {
 	var out []string
-	for _, ep := range eps {
-		for _, a := range ep.Addrs {
-			out = append(out, spec.Addr(tr, a))
-		}
+	for _, a := range spec.EndpointAddrs(eps) {
+		out = append(out, spec.Addr(tr, a))
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/conformlab/conform/harness/scenario"
 	"github.com/conformlab/conform/harness/trace"
 )
 
@@ -52,6 +53,16 @@ func ResolverUpdates(tr *trace.Trace) []trace.Event {
 			continue
 		}
 		out = append(out, e)
+	}
+	return out
+}
+
+// EndpointAddrs are the symbolic addresses of a scenario's endpoints eps,
+// endpoint by endpoint, as given (duplicates kept).
+func EndpointAddrs(eps []scenario.Endpoint) []scenario.Addr {
+	var out []scenario.Addr
+	for _, ep := range eps {
+		out = append(out, ep.Addrs...)
 	}
 	return out
 }
