@@ -81,7 +81,7 @@ func (l linkedImpl) runSim(ctx context.Context, s *scenario.Scenario, opts Optio
 // process, or nil.
 func (l linkedImpl) expressible(s *scenario.Scenario) error {
 	switch {
-	case !maps.Equal(s.Client.Env, l.env) && (len(s.Client.Env) > 0 || len(l.env) > 0):
+	case !maps.Equal(s.Client.Env, l.env): // nil and empty are equal
 		return &NotApplicable{Reason: fmt.Sprintf("%s reads its switches from the process's environment, which runs share: this process has %v, the scenario sets %v", l, l.env, s.Client.Env)}
 	case s.Client.Target == scenario.TargetXDS:
 		return &NotApplicable{Reason: l.String() + " runs no xDS client in this process"}

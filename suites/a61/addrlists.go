@@ -141,14 +141,14 @@ type resolvedList struct {
 	eps []scenario.Endpoint
 }
 
-// resolvedLists are tr's scenario's resolver updates, in timeline order.
+// resolvedLists are tr's scenario's timed resolver updates, in timeline
+// order (a scenario's timed steps never go back in time).
 func resolvedLists(tr *trace.Trace) []resolvedList {
 	var out []resolvedList
 	for _, st := range tr.Header.Scenario.Steps {
-		if u, ok := st.Action.(scenario.ResolverUpdate); ok {
+		if u, ok := st.Action.(scenario.ResolverUpdate); ok && st.After == nil {
 			out = append(out, resolvedList{at: st.At, eps: u.Endpoints})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b resolvedList) int { return int(a.at - b.at) })
 	return out
 }
